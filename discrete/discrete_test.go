@@ -1,0 +1,230 @@
+package discrete_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/gfngo/gfn/discrete"
+	"github.com/gfngo/gfn/env/hypergrid"
+	"github.com/gfngo/gfn/nn"
+)
+
+func grid(t testing.TB, d, h int) *hypergrid.Grid {
+	g, err := hypergrid.New(d, h, hypergrid.Deceptive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// replay checks that tr's trajectories are valid: each starts at s0, each
+// state follows from the previous by its action, only the last step is
+// terminal, and the final state is where the actions lead.
+func replay(t *testing.T, env discrete.Env, tr *discrete.Trajectories) {
+	t.Helper()
+	w := env.StateLen()
+	s := make([]int32, w)
+	for b := range tr.Len() {
+		env.Init(s)
+		for i := tr.Off[b]; i < tr.Off[b+1]; i++ {
+			if !slices.Equal(s, tr.State(i)) {
+				t.Fatalf("trajectory %d step %d: state %v, replay gives %v", b, i-tr.Off[b], tr.State(i), s)
+			}
+			done := env.Step(s, int(tr.Actions[i]))
+			if done != (i == tr.Off[b+1]-1) {
+				t.Fatalf("trajectory %d: terminal=%v at step %d of %d", b, done, i-tr.Off[b], tr.Off[b+1]-tr.Off[b])
+			}
+		}
+		if !slices.Equal(s, tr.FinalState(b)) {
+			t.Fatalf("trajectory %d ends at %v, recorded %v", b, s, tr.FinalState(b))
+		}
+	}
+}
+
+func TestForwardSamplingIsValidAndLogPFMatchesTB(t *testing.T) {
+	g := grid(t, 3, 6)
+	rng := rand.New(rand.NewPCG(1, 2))
+	m := discrete.NewMLPModel(g, "m", []int{16, 16}, rng)
+	s := discrete.NewSampler(g)
+	var tr discrete.Trajectories
+	s.Forward(m, 40, discrete.SampleOptions{}, rng, &tr)
+	if tr.Len() != 40 {
+		t.Fatalf("%d trajectories", tr.Len())
+	}
+	replay(t, g, &tr)
+	var tb discrete.TB
+	lp := make([]float64, tr.Len())
+	tb.LogPF(g, m, &tr, lp)
+	for b := range lp {
+		if math.Abs(lp[b]-tr.LogPFBehaviour[b]) > 1e-4 {
+			t.Errorf("trajectory %d: behaviour log P_F %v, recomputed %v", b, tr.LogPFBehaviour[b], lp[b])
+		}
+	}
+}
+
+// fixedModel returns the same logits for every state.
+type fixedModel struct {
+	logits []float32
+	out    nn.Matrix
+}
+
+func (f *fixedModel) Forward(_ []int32, rows int) *nn.Matrix {
+	f.out.Resize(rows, len(f.logits))
+	for r := range rows {
+		copy(f.out.Row(r), f.logits)
+	}
+	return &f.out
+}
+func (f *fixedModel) Backward(*nn.Matrix)    {}
+func (f *fixedModel) Params() []*nn.Param { return nil }
+
+func TestEpsAndTemperature(t *testing.T) {
+	g := grid(t, 1, 50) // one coordinate: actions are "+1" and "stop"
+	rng := rand.New(rand.NewPCG(3, 4))
+	m := &fixedModel{logits: []float32{0, float32(math.Log(3))}} // P(stop) = 3/4
+	s := discrete.NewSampler(g)
+	var tr discrete.Trajectories
+	stopFrac := func(opt discrete.SampleOptions) float64 {
+		s.Forward(m, 20000, opt, rng, &tr)
+		// The first action of each trajectory is a Bernoulli draw.
+		stops := 0
+		for b := range tr.Len() {
+			if tr.Actions[tr.Off[b]] == 1 {
+				stops++
+			}
+		}
+		return float64(stops) / float64(tr.Len())
+	}
+	for _, c := range []struct {
+		opt  discrete.SampleOptions
+		want float64
+	}{
+		{discrete.SampleOptions{}, 0.75},
+		{discrete.SampleOptions{Eps: 1}, 0.5},
+		{discrete.SampleOptions{Eps: 0.2}, 0.8*0.75 + 0.1},
+		{discrete.SampleOptions{Temperature: 2}, math.Sqrt(3) / (1 + math.Sqrt(3))},
+	} {
+		if got := stopFrac(c.opt); math.Abs(got-c.want) > 0.015 {
+			t.Errorf("%+v: P(stop) = %.3f, want %.3f", c.opt, got, c.want)
+		}
+	}
+}
+
+func TestBackwardSampling(t *testing.T) {
+	g := grid(t, 2, 4)
+	rng := rand.New(rand.NewPCG(5, 6))
+	s := discrete.NewSampler(g)
+	// All terminals of the grid; many backward samples of each.
+	n := int(g.NumTerminals())
+	xs := make([]int32, 0, n*3)
+	x := make([]int32, 3)
+	for i := range n {
+		g.Terminal(i, x)
+		xs = append(xs, x...)
+	}
+	var tr discrete.Trajectories
+	s.Backward(xs, n, rng, &tr)
+	replay(t, g, &tr)
+	for b := range n {
+		if !slices.Equal(tr.FinalState(b), xs[b*3:(b+1)*3]) {
+			t.Fatalf("trajectory %d ends at %v, want %v", b, tr.FinalState(b), xs[b*3:(b+1)*3])
+		}
+	}
+	// P_B is a distribution over the trajectories into x: the probability
+	// of each distinct path, estimated by frequency, must match exp(log P_B).
+	x0 := []int32{2, 1, 1} // stopped at (2,1): 3 paths, P_B = 1/3... via counts
+	reps := make([]int32, 0, 3*30000)
+	for range 30000 {
+		reps = append(reps, x0...)
+	}
+	s.Backward(reps, 30000, rng, &tr)
+	freq := map[string]int{}
+	logpb := map[string]float64{}
+	for b := range tr.Len() {
+		k := string(rune(0))
+		for i := tr.Off[b]; i < tr.Off[b+1]; i++ {
+			k += string(rune('0' + tr.Actions[i]))
+		}
+		freq[k]++
+		logpb[k] = tr.LogPB[b]
+	}
+	var total float64
+	for k, c := range freq {
+		p := math.Exp(logpb[k])
+		total += p
+		if math.Abs(float64(c)/30000-p) > 0.01 {
+			t.Errorf("path %q: frequency %.4f, P_B %.4f", k, float64(c)/30000, p)
+		}
+	}
+	if len(freq) != 3 || math.Abs(total-1) > 1e-9 {
+		t.Errorf("%d paths with total P_B %v, want 3 paths summing to 1", len(freq), total)
+	}
+}
+
+func TestTBGradientMatchesFiniteDifferences(t *testing.T) {
+	g := grid(t, 2, 5)
+	rng := rand.New(rand.NewPCG(7, 8))
+	m := discrete.NewMLPModel(g, "m", []int{8, 8}, rng)
+	logZ := nn.NewParam("logZ")
+	logZ.Value[0] = 0.3
+	s := discrete.NewSampler(g)
+	var tr discrete.Trajectories
+	s.Forward(m, 6, discrete.SampleOptions{Eps: 0.5}, rng, &tr)
+	logR := make([]float64, tr.Len())
+	if err := g.LogReward(tr.Final, tr.Len(), logR); err != nil {
+		t.Fatal(err)
+	}
+	delta := make([]float64, tr.Len())
+	var tb discrete.TB
+	params := append(m.Params(), logZ)
+	nn.ZeroGrad(params)
+	loss0 := tb.Loss(g, m, logZ, &tr, logR, delta, true)
+	// δ by hand for the first trajectory.
+	lp := make([]float64, tr.Len())
+	tb.LogPF(g, m, &tr, lp)
+	if want := logR[0] + tr.LogPB[0] - 0.3 - lp[0]; math.Abs(delta[0]-want) > 1e-5 {
+		t.Errorf("δ = %v, want %v", delta[0], want)
+	}
+	var mean float64
+	for _, d := range delta {
+		mean += d * d
+	}
+	if mean /= float64(len(delta)); math.Abs(mean-loss0) > 1e-9 {
+		t.Errorf("loss %v, mean δ² %v", loss0, mean)
+	}
+	const h = 1e-3
+	for _, p := range params {
+		for trial := 0; trial < 6; trial++ {
+			i := rng.IntN(p.Len())
+			old := p.Value[i]
+			p.Value[i] = old + h
+			lp := tb.Loss(g, m, logZ, &tr, logR, delta, false)
+			p.Value[i] = old - h
+			lm := tb.Loss(g, m, logZ, &tr, logR, delta, false)
+			p.Value[i] = old
+			num := (lp - lm) / (2 * h)
+			if math.Abs(num-float64(p.Grad[i])) > 1e-2*(1+math.Abs(num)) {
+				t.Errorf("%s[%d]: analytic %.6g, finite difference %.6g", p.Name, i, p.Grad[i], num)
+			}
+		}
+	}
+}
+
+func TestSteadyStateSamplingDoesNotAllocate(t *testing.T) {
+	g := grid(t, 2, 16)
+	rng := rand.New(rand.NewPCG(1, 1))
+	m := discrete.NewMLPModel(g, "m", []int{32, 32}, rng)
+	s := discrete.NewSampler(g)
+	var tr discrete.Trajectories
+	for range 20 { // warm up the buffers to their high-water mark
+		s.Forward(m, 16, discrete.SampleOptions{Eps: 1}, rng, &tr)
+	}
+	allocs := testing.AllocsPerRun(20, func() {
+		s.Forward(m, 16, discrete.SampleOptions{Eps: 1}, rng, &tr)
+	})
+	if allocs > 0.5 {
+		t.Errorf("%.1f allocations per batch in steady state", allocs)
+	}
+}

@@ -1,0 +1,69 @@
+package discrete
+
+import (
+	"math/rand/v2"
+
+	"github.com/gfngo/gfn/nn"
+)
+
+// Model maps a batch of non-terminal states to forward-action logits.
+type Model interface {
+	// Forward returns rows×NumActions logits for the rows states in states
+	// (owned by the model; valid until the next Forward).
+	Forward(states []int32, rows int) *nn.Matrix
+	// Backward accumulates parameter gradients given d loss/d logits of
+	// the most recent Forward.
+	Backward(dlogits *nn.Matrix)
+	// Params lists the trainable parameters.
+	Params() []*nn.Param
+}
+
+// MLPModel is an MLP on the environment's one-hot state features.
+type MLPModel struct {
+	Env Env
+	Net *nn.MLP
+	idx []int32
+}
+
+// NewMLPModel builds a LeakyReLU MLP with the given hidden widths on env's
+// one-hot features, outputting env.NumActions() logits. Parameter names
+// start with prefix.
+func NewMLPModel(env Env, prefix string, hidden []int, rng *rand.Rand) *MLPModel {
+	sizes := append(append([]int(nil), hidden...), env.NumActions())
+	net := nn.NewOneHotMLP(prefix, env.FeatureLen(), sizes, func() nn.Layer { return nn.NewLeakyReLU() }, rng)
+	return &MLPModel{Env: env, Net: net}
+}
+
+func (m *MLPModel) Forward(states []int32, rows int) *nn.Matrix {
+	w, k := m.Env.StateLen(), m.Env.FeaturesPerState()
+	m.idx = growInt32(m.idx, rows*k)
+	for r := range rows {
+		m.Env.Features(states[r*w:(r+1)*w], m.idx[r*k:(r+1)*k])
+	}
+	return m.Net.ForwardIndices(m.idx, k)
+}
+
+func (m *MLPModel) Backward(dlogits *nn.Matrix) { m.Net.Backward(dlogits) }
+
+func (m *MLPModel) Params() []*nn.Param { return m.Net.Params() }
+
+func growInt32(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n, n+n/4)
+	}
+	return s[:n]
+}
+
+func growBool(s []bool, n int) []bool {
+	if cap(s) < n {
+		return make([]bool, n, n+n/4)
+	}
+	return s[:n]
+}
+
+func growF64(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n, n+n/4)
+	}
+	return s[:n]
+}

@@ -1,0 +1,175 @@
+package discrete
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// SampleOptions shape the behaviour policy of forward sampling.
+type SampleOptions struct {
+	// Eps mixes the policy with the uniform distribution over valid
+	// actions: (1-Eps)·π + Eps/#valid.
+	Eps float64
+	// Temperature divides the logits before the softmax; 0 means 1.
+	Temperature float64
+}
+
+// Sampler draws trajectories forward from a model or backward with the
+// uniform P_B. Its scratch space is reused, so steady-state sampling does
+// not allocate. A Sampler is not safe for concurrent use.
+type Sampler struct {
+	Env Env
+
+	cur   []int32 // active states, one row each
+	owner []int   // trajectory index of each active row
+	trS   [][]int32
+	trA   [][]int32
+	final []int32
+	logpf []float64
+	mask  []bool
+	probs []float64
+}
+
+// NewSampler returns a sampler for env.
+func NewSampler(env Env) *Sampler { return &Sampler{Env: env} }
+
+func (s *Sampler) resetTraj(n int) {
+	for len(s.trS) < n {
+		s.trS = append(s.trS, nil)
+		s.trA = append(s.trA, nil)
+	}
+	for b := range n {
+		s.trS[b], s.trA[b] = s.trS[b][:0], s.trA[b][:0]
+	}
+	s.final = growInt32(s.final, n*s.Env.StateLen())
+	s.logpf = growF64(s.logpf, n)
+	clear(s.logpf)
+}
+
+// Forward samples n trajectories from model m into out (replacing its
+// contents).
+func (s *Sampler) Forward(m Model, n int, opt SampleOptions, rng *rand.Rand, out *Trajectories) {
+	env := s.Env
+	w, na := env.StateLen(), env.NumActions()
+	temp := opt.Temperature
+	if temp == 0 {
+		temp = 1
+	}
+	s.resetTraj(n)
+	s.cur = growInt32(s.cur, n*w)
+	s.owner = s.owner[:0]
+	for b := range n {
+		env.Init(s.cur[b*w : (b+1)*w])
+		s.owner = append(s.owner, b)
+	}
+	s.mask = growBool(s.mask, na)
+	s.probs = growF64(s.probs, na)
+	for rows := n; rows > 0; {
+		logits := m.Forward(s.cur[:rows*w], rows)
+		next := 0
+		for r := range rows {
+			st := s.cur[r*w : (r+1)*w]
+			a, lp := s.draw(logits.Row(r), st, temp, opt.Eps, rng)
+			b := s.owner[r]
+			s.trS[b] = append(s.trS[b], st...)
+			s.trA[b] = append(s.trA[b], int32(a))
+			s.logpf[b] += lp
+			if env.Step(st, a) {
+				copy(s.final[b*w:(b+1)*w], st)
+				continue
+			}
+			// Compact the still-active rows to the front.
+			if next != r {
+				copy(s.cur[next*w:(next+1)*w], st)
+				s.owner[next] = b
+			}
+			next++
+		}
+		rows = next
+	}
+	out.Reset(w)
+	for b := range n {
+		out.add(env, s.trS[b], s.trA[b], s.final[b*w:(b+1)*w], s.logpf[b])
+	}
+}
+
+// draw samples one action from the masked, tempered, ε-mixed policy and
+// returns it with its log-probability.
+func (s *Sampler) draw(logits []float32, st []int32, temp, eps float64, rng *rand.Rand) (int, float64) {
+	mask, p := s.mask, s.probs
+	s.Env.ForwardMask(st, mask)
+	mx, valid := math.Inf(-1), 0
+	for j, ok := range mask {
+		if ok {
+			valid++
+			mx = max(mx, float64(logits[j])/temp)
+		}
+	}
+	var z float64
+	for j, ok := range mask {
+		p[j] = 0
+		if ok {
+			p[j] = math.Exp(float64(logits[j])/temp - mx)
+			z += p[j]
+		}
+	}
+	for j, ok := range mask {
+		if ok {
+			p[j] = (1-eps)*p[j]/z + eps/float64(valid)
+		}
+	}
+	u := rng.Float64()
+	last := 0
+	for j, ok := range mask {
+		if !ok {
+			continue
+		}
+		last = j
+		if u < p[j] {
+			return j, math.Log(p[j])
+		}
+		u -= p[j]
+	}
+	return last, math.Log(p[last]) // rounding left u just above the total
+}
+
+// Backward builds one trajectory per terminal state in xs (n rows) by
+// walking back to s0 with the uniform P_B, into out (replacing its
+// contents).
+func (s *Sampler) Backward(xs []int32, n int, rng *rand.Rand, out *Trajectories) {
+	env := s.Env
+	w := env.StateLen()
+	s.resetTraj(n)
+	s.mask = growBool(s.mask, env.NumBackActions())
+	cur := growInt32(s.cur, w)
+	s.cur = cur
+	out.Reset(w)
+	for b := range n {
+		x := xs[b*w : (b+1)*w]
+		copy(cur, x)
+		st, ac := s.trS[b], s.trA[b]
+		for !env.IsInitial(cur) {
+			cnt := env.BackwardMask(cur, s.mask)
+			k := rng.IntN(cnt)
+			for j, ok := range s.mask {
+				if ok {
+					if k == 0 {
+						ac = append(ac, int32(env.BackStep(cur, j)))
+						break
+					}
+					k--
+				}
+			}
+			st = append(st, cur...)
+		}
+		// Reverse into forward order.
+		for i, j := 0, len(ac)-1; i < j; i, j = i+1, j-1 {
+			ac[i], ac[j] = ac[j], ac[i]
+			for k := range w {
+				st[i*w+k], st[j*w+k] = st[j*w+k], st[i*w+k]
+			}
+		}
+		s.trS[b], s.trA[b] = st, ac
+		out.add(env, st, ac, x, 0)
+	}
+}

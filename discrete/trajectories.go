@@ -1,0 +1,72 @@
+package discrete
+
+import "math"
+
+// Trajectories is a batch of complete trajectories stored flat: trajectory
+// b has transitions Off[b] ≤ t < Off[b+1], each a source state (StateLen
+// words of States) and the action taken (Actions[t]); Final holds its
+// terminal state.
+type Trajectories struct {
+	StateLen int
+	Off      []int
+	States   []int32
+	Actions  []int32
+	Final    []int32
+	// LogPB is Σ log P_B(s_t | s_{t+1}) of each trajectory (uniform P_B).
+	LogPB []float64
+	// LogPFBehaviour is the log-probability under the policy that sampled
+	// the trajectory (0 for backward-sampled ones); for diagnostics.
+	LogPFBehaviour []float64
+}
+
+// Len is the number of trajectories.
+func (t *Trajectories) Len() int { return len(t.LogPB) }
+
+// NumTransitions is the total number of transitions.
+func (t *Trajectories) NumTransitions() int { return len(t.Actions) }
+
+// FinalState returns terminal state b (aliasing the batch).
+func (t *Trajectories) FinalState(b int) []int32 {
+	return t.Final[b*t.StateLen : (b+1)*t.StateLen]
+}
+
+// State returns the source state of transition i (aliasing the batch).
+func (t *Trajectories) State(i int) []int32 {
+	return t.States[i*t.StateLen : (i+1)*t.StateLen]
+}
+
+// Reset empties the batch, keeping its storage.
+func (t *Trajectories) Reset(stateLen int) {
+	t.StateLen = stateLen
+	t.Off = append(t.Off[:0], 0)
+	t.States, t.Actions, t.Final = t.States[:0], t.Actions[:0], t.Final[:0]
+	t.LogPB, t.LogPFBehaviour = t.LogPB[:0], t.LogPFBehaviour[:0]
+}
+
+// add appends one trajectory and computes its log P_B.
+func (t *Trajectories) add(env Env, states, actions []int32, final []int32, logPF float64) {
+	t.States = append(t.States, states...)
+	t.Actions = append(t.Actions, actions...)
+	t.Final = append(t.Final, final...)
+	t.Off = append(t.Off, len(t.Actions))
+	var lpb float64
+	w := t.StateLen
+	for i, a := range actions {
+		lpb -= math.Log(float64(env.BackwardCount(states[i*w:(i+1)*w], int(a))))
+	}
+	t.LogPB = append(t.LogPB, lpb)
+	t.LogPFBehaviour = append(t.LogPFBehaviour, logPF)
+}
+
+// Append adds every trajectory of o to t.
+func (t *Trajectories) Append(o *Trajectories) {
+	base := len(t.Actions)
+	t.States = append(t.States, o.States...)
+	t.Actions = append(t.Actions, o.Actions...)
+	t.Final = append(t.Final, o.Final...)
+	for _, off := range o.Off[1:] {
+		t.Off = append(t.Off, base+off)
+	}
+	t.LogPB = append(t.LogPB, o.LogPB...)
+	t.LogPFBehaviour = append(t.LogPFBehaviour, o.LogPFBehaviour...)
+}

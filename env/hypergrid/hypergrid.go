@@ -1,0 +1,274 @@
+package hypergrid
+
+import (
+	"fmt"
+	"math"
+)
+
+// Reward selects the reward function.
+type Reward string
+
+const (
+	Deceptive      Reward = "deceptive"
+	DeceptivePaper Reward = "deceptive-paper"
+	Original       Reward = "original"
+)
+
+// Rewards lists the valid reward names.
+var Rewards = []Reward{Deceptive, DeceptivePaper, Original}
+
+// Grid is the hypergrid environment. It implements discrete.Env.
+type Grid struct {
+	D, H   int
+	Reward Reward
+
+	band []bool // band[v]: coordinate value v lies in the mode band
+}
+
+// New returns a d-dimensional grid of side h. It returns an error naming the
+// bad value for d < 1, h < 2, an unknown reward, or a grid whose cells do
+// not fit in 64-bit keys.
+func New(d, h int, reward Reward) (*Grid, error) {
+	if d < 1 {
+		return nil, fmt.Errorf("hypergrid: dimension %d is invalid: it must be at least 1", d)
+	}
+	if h < 2 {
+		return nil, fmt.Errorf("hypergrid: side %d is invalid: it must be at least 2", h)
+	}
+	if float64(d)*math.Log2(float64(h)) >= 63 {
+		return nil, fmt.Errorf("hypergrid: %d^%d cells do not fit in 63 bits", h, d)
+	}
+	ok := false
+	for _, r := range Rewards {
+		ok = ok || r == reward
+	}
+	if !ok {
+		return nil, fmt.Errorf("hypergrid: unknown reward %q (allowed: %v)", reward, Rewards)
+	}
+	g := &Grid{D: d, H: h, Reward: reward, band: make([]bool, h)}
+	for v := range h {
+		g.band[v] = g.inModeBand(v)
+	}
+	return g, nil
+}
+
+// u is the reference code's normalised coordinate, rounded after every
+// operation (the explicit conversions forbid fused multiply-adds).
+func (g *Grid) u(v int) float64 {
+	return math.Abs(float64(float64(float64(v)/float64(g.H-1))*2) - 1)
+}
+
+// a is |x/(H-1) - 0.5|, for the paper's and the original rewards.
+func (g *Grid) a(v int) float64 { return math.Abs(float64(v)/float64(g.H-1) - 0.5) }
+
+func (g *Grid) inModeBand(v int) bool {
+	switch g.Reward {
+	case Deceptive:
+		u := g.u(v)
+		return u < 0.8 && u > 0.6
+	default:
+		a := g.a(v)
+		return a > 0.3 && a < 0.4
+	}
+}
+
+// RewardOf is R(x) for the coordinates x (float64, exact reference order).
+func (g *Grid) RewardOf(x []int32) float64 {
+	x = x[:g.D]
+	switch g.Reward {
+	case Deceptive:
+		outer, ring := 1.0, 1.0
+		for _, v := range x {
+			u := g.u(int(v))
+			if !(u > 0.2) {
+				outer = 0
+			}
+			if !(u < 0.8 && u > 0.6) {
+				ring = 0
+			}
+		}
+		return outer*(-1e-1) + ring*2 + 1e-1 + 1e-5
+	case DeceptivePaper:
+		center, ring := 1.0, 1.0
+		for _, v := range x {
+			a := g.a(int(v))
+			if !(a < 0.1) {
+				center = 0
+			}
+			if !(a > 0.3 && a < 0.4) {
+				ring = 0
+			}
+		}
+		return 1e-5 + 0.1*center + 2*ring
+	default:
+		outer, ring := 1.0, 1.0
+		for _, v := range x {
+			a := g.a(int(v))
+			if !(a > 0.25) {
+				outer = 0
+			}
+			if !(a > 0.3 && a < 0.4) {
+				ring = 0
+			}
+		}
+		return 0.1 + 0.5*outer + 2*ring
+	}
+}
+
+// IsMode reports whether terminal x has the maximal reward: every
+// coordinate lies in the mode band.
+func (g *Grid) IsMode(x []int32) bool {
+	for _, v := range x[:g.D] {
+		if !g.band[v] {
+			return false
+		}
+	}
+	return true
+}
+
+// NumModes is the number of maximal-reward terminal states, computed from
+// the per-coordinate band without enumerating the grid.
+func (g *Grid) NumModes() float64 {
+	n := 0
+	for _, b := range g.band {
+		if b {
+			n++
+		}
+	}
+	return math.Pow(float64(n), float64(g.D))
+}
+
+func (g *Grid) String() string { return fmt.Sprintf("hypergrid(d=%d, H=%d, %s)", g.D, g.H, g.Reward) }
+
+func (g *Grid) StateLen() int         { return g.D + 1 }
+func (g *Grid) NumActions() int       { return g.D + 1 }
+func (g *Grid) NumBackActions() int   { return g.D + 1 }
+func (g *Grid) FeatureLen() int       { return g.D * g.H }
+func (g *Grid) FeaturesPerState() int { return g.D }
+
+func (g *Grid) Init(s []int32) { clear(s[:g.D+1]) }
+
+func (g *Grid) Features(s []int32, idx []int32) {
+	for i, v := range s[:g.D] {
+		idx[i] = int32(i*g.H) + v
+	}
+}
+
+func (g *Grid) ForwardMask(s []int32, mask []bool) {
+	for i, v := range s[:g.D] {
+		mask[i] = int(v) < g.H-1
+	}
+	mask[g.D] = true
+}
+
+func (g *Grid) Step(s []int32, a int) bool {
+	if a == g.D {
+		s[g.D] = 1
+		return true
+	}
+	s[a]++
+	return int(s[a]) == g.H-1
+}
+
+func (g *Grid) IsTerminal(s []int32) bool {
+	if s[g.D] != 0 {
+		return true
+	}
+	for _, v := range s[:g.D] {
+		if int(v) == g.H-1 {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *Grid) IsInitial(s []int32) bool {
+	for _, v := range s[:g.D+1] {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (g *Grid) BackwardMask(s []int32, mask []bool) int {
+	clear(mask[:g.D+1])
+	if s[g.D] != 0 {
+		mask[g.D] = true
+		return 1
+	}
+	edge, n := -1, 0
+	for i, v := range s[:g.D] {
+		if int(v) == g.H-1 {
+			if edge >= 0 {
+				panic(fmt.Sprintf("hypergrid: state %v has two coordinates at H-1", s))
+			}
+			edge = i
+		}
+	}
+	if edge >= 0 {
+		// Decrementing any other coordinate would leave a terminal parent.
+		mask[edge] = true
+		return 1
+	}
+	for i, v := range s[:g.D] {
+		if v > 0 {
+			mask[i] = true
+			n++
+		}
+	}
+	return n
+}
+
+func (g *Grid) BackStep(s []int32, b int) int {
+	if b == g.D {
+		s[g.D] = 0
+		return g.D
+	}
+	s[b]--
+	return b
+}
+
+func (g *Grid) BackwardCount(s []int32, a int) int {
+	if a == g.D || int(s[a])+1 == g.H-1 {
+		return 1
+	}
+	n := 0
+	for i, v := range s[:g.D] {
+		if v > 0 || i == a {
+			n++
+		}
+	}
+	return n
+}
+
+// LogReward implements discrete.Env.
+func (g *Grid) LogReward(xs []int32, n int, out []float64) error {
+	w := g.D + 1
+	for i := range n {
+		r := g.RewardOf(xs[i*w : i*w+g.D])
+		if !(r > 0) || math.IsInf(r, 0) {
+			return fmt.Errorf("hypergrid: reward %v at %v is invalid: rewards must be finite and > 0", r, xs[i*w:i*w+g.D])
+		}
+		out[i] = math.Log(r)
+	}
+	return nil
+}
+
+// TerminalKey is the cell index Σ x_i·H^i of terminal x.
+func (g *Grid) TerminalKey(x []int32) uint64 {
+	var k uint64
+	for i := g.D - 1; i >= 0; i-- {
+		k = k*uint64(g.H) + uint64(x[i])
+	}
+	return k
+}
+
+// CellOf writes the coordinates of cell key k into x (flag cleared).
+func (g *Grid) CellOf(k uint64, x []int32) {
+	for i := range g.D {
+		x[i] = int32(k % uint64(g.H))
+		k /= uint64(g.H)
+	}
+	x[g.D] = 0
+}

@@ -1,0 +1,44 @@
+package kernel
+
+import "sync"
+
+// Backend names the kernel implementation in use.
+type Backend string
+
+const (
+	BackendGo   Backend = "go"
+	backendAVX2 Backend = "avx2+fma"
+)
+
+// backend is the fastest implementation this CPU supports; tests switch it
+// to exercise every path on one machine.
+var backend = BackendGo
+
+// Name reports the kernel backend Gemm uses on this machine.
+func Name() Backend { return backend }
+
+// Available lists the backends this machine can run, fastest last.
+func Available() []Backend {
+	if hasSIMD {
+		return []Backend{BackendGo, backendAVX2}
+	}
+	return []Backend{BackendGo}
+}
+
+// Use switches the backend, for tests and benchmarks. It returns the previous
+// one, and panics for a backend this machine cannot run.
+func Use(b Backend) Backend {
+	ok := false
+	for _, a := range Available() {
+		ok = ok || a == b
+	}
+	if !ok {
+		panic("kernel: backend " + string(b) + " is not available on this machine")
+	}
+	prev := backend
+	backend = b
+	return prev
+}
+
+// packPool holds scratch panels for transposing B in Xᵀ-free products.
+var packPool = sync.Pool{New: func() any { s := make([]float32, 0, 256*256); return &s }}

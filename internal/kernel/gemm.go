@@ -1,0 +1,106 @@
+package kernel
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// parallelMACs is the product size (m·n·k multiply-adds) above which Gemm
+// splits the work across cores; below it, goroutine hand-off costs more than
+// it saves.
+const parallelMACs = 1 << 19
+
+// Gemm computes C = op(A)·op(B), or C += op(A)·op(B) when accumulate is true.
+// op(A) is m×k and op(B) is k×n; op(X) is X, or Xᵀ when the matching trans
+// flag is set. lda, ldb and ldc are the row strides of the stored matrices.
+// Gemm panics if a slice is too short for the shapes given: that is a
+// programmer error.
+func Gemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
+	if m == 0 || n == 0 {
+		return
+	}
+	checkShape("A", transA, m, k, len(a), lda)
+	checkShape("B", transB, k, n, len(b), ldb)
+	checkShape("C", false, m, n, len(c), ldc)
+	if k == 0 {
+		if !accumulate {
+			for i := range m {
+				clear(c[i*ldc : i*ldc+n])
+			}
+		}
+		return
+	}
+	if backend != BackendGo && transB && !transA && m >= 32 {
+		// Transpose B once so the micro-kernel reads contiguous rows.
+		buf := packPool.Get().(*[]float32)
+		defer packPool.Put(buf)
+		b, ldb, transB = packTransposed(buf, b, ldb, n, k), n, false
+	}
+	if workers := runtime.GOMAXPROCS(0); workers > 1 && m >= 2*workers && m*n*k >= parallelMACs {
+		gemmParallel(workers, transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
+		return
+	}
+	gemmRange(transA, transB, 0, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
+}
+
+func checkShape(name string, trans bool, rows, cols, length, ld int) {
+	if trans {
+		rows, cols = cols, rows
+	}
+	if ld < cols || (rows > 0 && length < (rows-1)*ld+cols) {
+		panic(fmt.Sprintf("kernel: %s of %d×%d with stride %d does not fit in %d elements", name, rows, cols, ld, length))
+	}
+}
+
+// gemmRange computes rows [lo, hi) of C.
+func gemmRange(transA, transB bool, lo, hi, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
+	if !accumulate {
+		for i := lo; i < hi; i++ {
+			clear(c[i*ldc : i*ldc+n])
+		}
+	}
+	switch {
+	case backend != BackendGo && !transB:
+		gemmSIMD(transA, lo, hi, n, k, a, lda, b, ldb, c, ldc)
+	case !transA && !transB:
+		gemmNN(lo, hi, n, k, a, lda, b, ldb, c, ldc)
+	case transA && !transB:
+		gemmTN(lo, hi, n, k, a, lda, b, ldb, c, ldc)
+	case !transA && transB:
+		gemmNT(lo, hi, n, k, a, lda, b, ldb, c, ldc)
+	default:
+		gemmTT(lo, hi, n, k, a, lda, b, ldb, c, ldc)
+	}
+}
+
+// packTransposed writes Bᵀ (k×n) for B stored n×k into buf.
+func packTransposed(buf *[]float32, b []float32, ldb, n, k int) []float32 {
+	if cap(*buf) < k*n {
+		*buf = make([]float32, k*n)
+	}
+	bp := (*buf)[:k*n]
+	for j := range n {
+		brow := b[j*ldb : j*ldb+k]
+		for p, v := range brow {
+			bp[p*n+j] = v
+		}
+	}
+	return bp
+}
+
+// gemmParallel splits the rows of C across workers. It is a separate
+// function so that only this path pays for the closure's captured variables.
+func gemmParallel(workers int, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
+	var wg sync.WaitGroup
+	chunk := (m + workers - 1) / workers
+	for lo := 0; lo < m; lo += chunk {
+		hi := min(lo+chunk, m)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			gemmRange(transA, transB, lo, hi, n, k, a, lda, b, ldb, c, ldc, accumulate)
+		}()
+	}
+	wg.Wait()
+}

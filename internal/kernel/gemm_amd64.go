@@ -1,0 +1,18 @@
+//go:build !purego
+
+package kernel
+
+import "golang.org/x/sys/cpu"
+
+//go:noescape
+func kern4x16(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func kern1x16(k int, a *float32, psA int, b *float32, ldb int, c *float32)
+
+func init() {
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		backend = backendAVX2
+		hasSIMD = true
+	}
+}

@@ -1,0 +1,150 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// refGemm is the textbook triple loop in float64.
+func refGemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, acc bool) {
+	for i := range m {
+		for j := range n {
+			var s float64
+			for p := range k {
+				var av, bv float32
+				if transA {
+					av = a[p*lda+i]
+				} else {
+					av = a[i*lda+p]
+				}
+				if transB {
+					bv = b[j*ldb+p]
+				} else {
+					bv = b[p*ldb+j]
+				}
+				s += float64(av) * float64(bv)
+			}
+			if acc {
+				s += float64(c[i*ldc+j])
+			}
+			c[i*ldc+j] = float32(s)
+		}
+	}
+}
+
+func randSlice(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(r.NormFloat64())
+	}
+	return s
+}
+
+func TestGemmMatchesReference(t *testing.T) {
+	for _, be := range Available() {
+		t.Run(string(be), func(t *testing.T) {
+			prev := Use(be)
+			defer Use(prev)
+			testGemmMatchesReference(t)
+		})
+	}
+}
+
+func testGemmMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	sizes := []int{1, 3, 17, 64, 255, 257}
+	if testing.Short() {
+		sizes = []int{1, 3, 17, 64}
+	}
+	for _, tA := range []bool{false, true} {
+		for _, tB := range []bool{false, true} {
+			for _, m := range sizes {
+				for _, n := range []int{1, 3, 17, 257} {
+					for _, k := range []int{1, 3, 17, 255} {
+						for _, acc := range []bool{false, true} {
+							name := fmt.Sprintf("tA=%v/tB=%v/%dx%dx%d/acc=%v", tA, tB, m, n, k, acc)
+							ra, ca := m, k
+							if tA {
+								ra, ca = k, m
+							}
+							rb, cb := k, n
+							if tB {
+								rb, cb = n, k
+							}
+							lda, ldb, ldc := ca+1, cb+2, n+3 // strides wider than the rows
+							a := randSlice(r, ra*lda)
+							b := randSlice(r, rb*ldb)
+							c := randSlice(r, m*ldc)
+							want := append([]float32(nil), c...)
+							refGemm(tA, tB, m, n, k, a, lda, b, ldb, want, ldc, acc)
+							Gemm(tA, tB, m, n, k, a, lda, b, ldb, c, ldc, acc)
+							for i := range m {
+								for j := range n {
+									g, w := c[i*ldc+j], want[i*ldc+j]
+									if math.Abs(float64(g-w)) > 1e-4*math.Sqrt(float64(k))*(1+math.Abs(float64(w))) {
+										t.Fatalf("%s: C[%d,%d] = %v, want %v", name, i, j, g, w)
+									}
+								}
+								// Padding between rows must be untouched.
+								for j := n; j < ldc && i < m-1; j++ {
+									if c[i*ldc+j] != want[i*ldc+j] {
+										t.Fatalf("%s: wrote padding C[%d,%d]", name, i, j)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestGemmPanicsOnShortSlice(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Gemm did not panic on a short slice")
+		}
+	}()
+	Gemm(false, false, 2, 2, 2, make([]float32, 3), 2, make([]float32, 4), 2, make([]float32, 4), 2, false)
+}
+
+func benchGemm(b *testing.B, tA, tB bool, m, n, k int) {
+	r := rand.New(rand.NewPCG(1, 2))
+	ra, ca := m, k
+	if tA {
+		ra, ca = k, m
+	}
+	rb, cb := k, n
+	if tB {
+		rb, cb = n, k
+	}
+	a := randSlice(r, ra*ca)
+	bb := randSlice(r, rb*cb)
+	c := make([]float32, m*n)
+	b.ResetTimer()
+	for b.Loop() {
+		Gemm(tA, tB, m, n, k, a, ca, bb, cb, c, n, false)
+	}
+	b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+func BenchmarkGemm(b *testing.B) {
+	shapes := [][3]int{{4096, 256, 256}, {16, 256, 256}, {300, 64, 64}}
+	for _, s := range shapes {
+		for _, tr := range []struct {
+			name   string
+			tA, tB bool
+		}{{"XW", false, false}, {"XtDY", true, false}, {"DYWt", false, true}} {
+			m, n, k := s[0], s[1], s[2]
+			if tr.tA { // Xᵀ·dY: the result is k×n with m rows summed over
+				m, n, k = s[1], s[2], s[0]
+			}
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", tr.name, s[0], s[1], s[2]), func(b *testing.B) {
+				benchGemm(b, tr.tA, tr.tB, m, n, k)
+			})
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package nn
+
+import "math"
+
+// Group is a set of parameters sharing a learning rate.
+type Group struct {
+	Params []*Param
+	LR     float64
+}
+
+// Adam is torch.optim.Adam (no weight decay, no amsgrad) with parameter
+// groups.
+type Adam struct {
+	Groups            []Group
+	Beta1, Beta2, Eps float64
+	Steps             int
+	m, v              [][]float32 // per parameter, in group order
+}
+
+// NewAdam returns Adam with PyTorch's defaults β=(0.9, 0.999), ε=1e-8.
+func NewAdam(groups ...Group) *Adam {
+	a := &Adam{Groups: groups, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}
+	for _, g := range groups {
+		for _, p := range g.Params {
+			a.m = append(a.m, make([]float32, p.Len()))
+			a.v = append(a.v, make([]float32, p.Len()))
+		}
+	}
+	return a
+}
+
+// Params lists every parameter of every group, in order.
+func (a *Adam) Params() []*Param {
+	var ps []*Param
+	for _, g := range a.Groups {
+		ps = append(ps, g.Params...)
+	}
+	return ps
+}
+
+// Step applies one update from the current gradients.
+func (a *Adam) Step() {
+	a.Steps++
+	bc1 := 1 - math.Pow(a.Beta1, float64(a.Steps))
+	bc2 := 1 - math.Pow(a.Beta2, float64(a.Steps))
+	b1, b2 := float32(a.Beta1), float32(a.Beta2)
+	sqrtBC2 := float32(math.Sqrt(bc2))
+	eps := float32(a.Eps)
+	k := 0
+	for _, g := range a.Groups {
+		step := float32(g.LR / bc1)
+		for _, p := range g.Params {
+			m, v := a.m[k], a.v[k]
+			k++
+			w, gr := p.Value, p.Grad[:len(p.Value)]
+			m, v = m[:len(w)], v[:len(w)]
+			for i, gi := range gr {
+				mi := b1*m[i] + (1-b1)*gi
+				vi := b2*v[i] + (1-b2)*gi*gi
+				m[i], v[i] = mi, vi
+				w[i] -= step * mi / (float32(math.Sqrt(float64(vi)))/sqrtBC2 + eps)
+			}
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package train
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Method names a training method.
+type Method string
+
+const (
+	MethodTB      Method = "tb"      // on-policy TB Student alone
+	MethodTeacher Method = "teacher" // Student + adaptive Teacher
+)
+
+// Methods lists the valid methods.
+var Methods = []Method{MethodTB, MethodTeacher}
+
+// TeacherReward names a Teacher reward form.
+type TeacherReward string
+
+const (
+	RewardReference TeacherReward = "reference"
+	RewardPaper     TeacherReward = "paper"
+)
+
+// Config holds every training setting. Zero values are not defaults: start
+// from DefaultConfig.
+type Config struct {
+	Method      Method  `json:"method"`
+	Batch       int     `json:"batch"`
+	RewardCalls int     `json:"reward_calls"` // budget of reward evaluations
+	Hidden      []int   `json:"hidden"`
+	LR          float64 `json:"lr"`
+	LogZLR      float64 `json:"logz_lr"`
+	LogZInit    float64 `json:"logz_init"`
+	ClipNorm    float64 `json:"clip_norm"` // 0 disables clipping
+	Eps         float64 `json:"eps"`       // ε-uniform exploration of the behaviour policies
+	Temperature float64 `json:"temperature"`
+
+	TeacherReward TeacherReward `json:"teacher_reward"`
+	C             float64       `json:"c"`
+	Alpha         float64       `json:"alpha"`
+	TeacherEps    float64       `json:"teacher_eps"` // ε of the paper form
+	NMC           int           `json:"n_mc"`
+	TeacherLR     float64       `json:"teacher_lr"`
+	// Schedule is the cycle of behaviour policies: S (Student), T
+	// (Teacher), B (buffer). Empty means "SSTT" for the Teacher (the
+	// reference grid schedule) and "S" for TB.
+	Schedule string `json:"schedule"`
+
+	Seed uint64 `json:"seed"`
+}
+
+// DefaultConfig is the grid setting of the paper and the reference code.
+func DefaultConfig() Config {
+	return Config{
+		Method: MethodTeacher, Batch: 16, RewardCalls: 96000, Hidden: []int{256, 256},
+		LR: 1e-3, LogZLR: 0.1, ClipNorm: 1, Temperature: 1,
+		TeacherReward: RewardReference, C: 19, Alpha: 0, TeacherEps: 1e-3, NMC: 1, TeacherLR: 1e-3,
+	}
+}
+
+// Steps is the number of training iterations the budget allows.
+func (c Config) Steps() int { return c.RewardCalls / c.Batch }
+
+// schedule returns the effective cycle.
+func (c Config) schedule() string {
+	switch {
+	case c.Schedule != "":
+		return c.Schedule
+	case c.Method == MethodTeacher:
+		return "SSTT"
+	default:
+		return "S"
+	}
+}
+
+// Validate reports the first invalid setting, naming the value and what is
+// allowed.
+func (c Config) Validate() error {
+	okMethod := false
+	for _, m := range Methods {
+		okMethod = okMethod || m == c.Method
+	}
+	switch {
+	case !okMethod:
+		return fmt.Errorf("method %q is unknown (allowed: %v)", c.Method, Methods)
+	case c.Batch < 1:
+		return fmt.Errorf("batch %d is invalid: it must be at least 1", c.Batch)
+	case c.RewardCalls < c.Batch:
+		return fmt.Errorf("reward calls %d are fewer than one batch of %d", c.RewardCalls, c.Batch)
+	case len(c.Hidden) == 0:
+		return fmt.Errorf("hidden layers %v: at least one is needed", c.Hidden)
+	case !(c.LR > 0) || !(c.LogZLR > 0) || !(c.TeacherLR > 0):
+		return fmt.Errorf("learning rates %v, %v (log Z), %v (Teacher) must be > 0", c.LR, c.LogZLR, c.TeacherLR)
+	case c.ClipNorm < 0:
+		return fmt.Errorf("clip norm %v must be >= 0 (0 disables clipping)", c.ClipNorm)
+	case c.Eps < 0 || c.Eps > 1:
+		return fmt.Errorf("eps %v must be in [0, 1]", c.Eps)
+	case !(c.Temperature > 0):
+		return fmt.Errorf("temperature %v must be > 0", c.Temperature)
+	case c.TeacherReward != RewardReference && c.TeacherReward != RewardPaper:
+		return fmt.Errorf("teacher reward %q is unknown (allowed: %s, %s)", c.TeacherReward, RewardReference, RewardPaper)
+	case c.C < 0:
+		return fmt.Errorf("C %v must be >= 0", c.C)
+	case c.TeacherReward == RewardPaper && !(c.TeacherEps > 0):
+		return fmt.Errorf("teacher eps %v must be > 0 for the paper reward", c.TeacherEps)
+	case c.NMC < 1:
+		return fmt.Errorf("n-mc %d must be at least 1", c.NMC)
+	}
+	for _, h := range c.Hidden {
+		if h < 1 {
+			return fmt.Errorf("hidden width %d must be at least 1", h)
+		}
+	}
+	s := c.schedule()
+	if strings.Trim(s, "STB") != "" {
+		return fmt.Errorf("schedule %q may only contain S (Student), T (Teacher) and B (buffer)", s)
+	}
+	if c.Method == MethodTB && strings.Contains(s, "T") {
+		return fmt.Errorf("schedule %q uses the Teacher, which method %q does not have", s, c.Method)
+	}
+	if strings.Contains(s, "B") {
+		return fmt.Errorf("schedule %q uses a replay buffer, which this build does not provide yet", s)
+	}
+	if !strings.Contains(s, "S") && !strings.Contains(s, "T") {
+		return fmt.Errorf("schedule %q never samples from a policy", s)
+	}
+	return nil
+}

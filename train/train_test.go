@@ -1,0 +1,113 @@
+package train_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gfngo/gfn/env/hypergrid"
+	"github.com/gfngo/gfn/metrics"
+	"github.com/gfngo/gfn/train"
+)
+
+func trainSmall(t *testing.T, method train.Method, steps int, seed uint64) (*train.Trainer, metrics.Distances) {
+	t.Helper()
+	g, _ := hypergrid.New(2, 8, hypergrid.Deceptive)
+	cfg := train.DefaultConfig()
+	cfg.Method = method
+	cfg.Hidden = []int{64, 64}
+	cfg.RewardCalls = steps * cfg.Batch
+	cfg.Seed = seed
+	tr, err := train.New(g, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !tr.Done() {
+		it, err := tr.Iterate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.IsNaN(it.StudentLoss) || (method == train.MethodTeacher && math.IsNaN(it.TeacherLoss)) {
+			t.Fatalf("step %d: NaN loss %+v", tr.Step, it)
+		}
+	}
+	target, _, _ := metrics.Target(g)
+	p, err := metrics.Terminating(g, tr.Student.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, metrics.Compare(p, target)
+}
+
+func TestStudentLearnsSmallGrid(t *testing.T) {
+	for _, m := range []train.Method{train.MethodTB, train.MethodTeacher} {
+		tr, d := trainSmall(t, m, 1500, 1)
+		t.Logf("%s: TV %.4f L1 %.2e KL %.4f logZ %.3f modes %d", m, d.TV, d.L1, d.KL, tr.Student.LogZ.Value[0], len(tr.ModesFound))
+		if d.TV > 0.05 {
+			t.Errorf("%s: exact TV %.4f after %d steps, want < 0.05", m, d.TV, tr.Step)
+		}
+		if tr.RewardCalls != 1500*16 || tr.Step != 1500 {
+			t.Errorf("%s: %d reward calls in %d steps", m, tr.RewardCalls, tr.Step)
+		}
+	}
+}
+
+func TestDeterministicFromSeed(t *testing.T) {
+	a, da := trainSmall(t, train.MethodTeacher, 50, 7)
+	b, db := trainSmall(t, train.MethodTeacher, 50, 7)
+	if da != db || a.Student.LogZ.Value[0] != b.Student.LogZ.Value[0] {
+		t.Errorf("same seed, different runs: %+v vs %+v", da, db)
+	}
+	_, dc := trainSmall(t, train.MethodTeacher, 50, 8)
+	if dc == da {
+		t.Errorf("different seeds gave identical runs")
+	}
+}
+
+func TestTeacherLogReward(t *testing.T) {
+	cfg := train.DefaultConfig()
+	// Reference form, α = 0: log(log(1 + 1e-3 + w·δ²) + 1e-8).
+	for _, c := range []struct{ delta, w float64 }{{0.5, 20}, {-0.5, 1}, {0, 1}} {
+		term := math.Log(math.Log(1+1e-3+c.w*c.delta*c.delta) + 1e-8)
+		if got := train.TeacherLogReward(cfg, term, math.Log(0.1)); math.Abs(got-term) > 1e-12 {
+			t.Errorf("δ=%v: %v, want %v", c.delta, got, term)
+		}
+	}
+	// Reference form with α: log(log(1+1e-3+wδ²)·R^α + 1e-8).
+	cfg.Alpha = 0.5
+	d, logR := 0.7, math.Log(2.0)
+	lt := math.Log(1 + 1e-3 + 20*d*d)
+	got := train.TeacherLogReward(cfg, math.Log(lt+1e-8), logR)
+	if want := math.Log(lt*math.Sqrt(2) + 1e-8); math.Abs(got-want) > 1e-12 {
+		t.Errorf("reference α=0.5: %v, want %v", got, want)
+	}
+	// Paper form: log(ε + wδ²) + α·log R.
+	cfg.TeacherReward = train.RewardPaper
+	if got := train.TeacherLogReward(cfg, math.Log(1e-3+20*d*d), logR); math.Abs(got-(math.Log(1e-3+20*d*d)+0.5*logR)) > 1e-12 {
+		t.Errorf("paper: %v", got)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []struct {
+		mod  func(*train.Config)
+		want string
+	}{
+		{func(c *train.Config) { c.Method = "ppo" }, `method "ppo" is unknown`},
+		{func(c *train.Config) { c.Batch = 0 }, "batch 0"},
+		{func(c *train.Config) { c.Schedule = "SXT" }, `schedule "SXT"`},
+		{func(c *train.Config) { c.Method = train.MethodTB; c.Schedule = "ST" }, "does not have"},
+		{func(c *train.Config) { c.NMC = 0 }, "n-mc 0"},
+		{func(c *train.Config) { c.Eps = 2 }, "eps 2"},
+		{func(c *train.Config) { c.TeacherReward = "x" }, `teacher reward "x"`},
+	} {
+		cfg := train.DefaultConfig()
+		c.mod(&cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want %q", err, c.want)
+		}
+	}
+	if err := train.DefaultConfig().Validate(); err != nil {
+		t.Errorf("default config: %v", err)
+	}
+}

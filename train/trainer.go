@@ -1,0 +1,234 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/gfngo/gfn/discrete"
+	"github.com/gfngo/gfn/nn"
+)
+
+// Agent is one GFlowNet: a policy model, its log Z, and its optimizer.
+type Agent struct {
+	Model discrete.Model
+	LogZ  *nn.Param
+	Opt   *nn.Adam
+}
+
+func newAgent(env discrete.Env, name string, hidden []int, lr, logZLR, logZInit float64, rng *rand.Rand) *Agent {
+	m := discrete.NewMLPModel(env, name+".model", hidden, rng)
+	z := nn.NewParam(name + ".logZ")
+	z.Value[0] = float32(logZInit)
+	opt := nn.NewAdam(nn.Group{Params: m.Params(), LR: lr}, nn.Group{Params: []*nn.Param{z}, LR: logZLR})
+	return &Agent{Model: m, LogZ: z, Opt: opt}
+}
+
+// Params is every trainable parameter, log Z last.
+func (a *Agent) Params() []*nn.Param { return a.Opt.Params() }
+
+// update clips the accumulated gradient jointly (policy and log Z, as the
+// reference does) and takes an Adam step.
+func (a *Agent) update(clip float64) {
+	if clip > 0 {
+		nn.ClipGradNorm(a.Params(), clip)
+	}
+	a.Opt.Step()
+}
+
+// ModeTester is implemented by environments that know their modes.
+type ModeTester interface {
+	IsMode(x []int32) bool
+}
+
+// Trainer holds the state of one training run.
+type Trainer struct {
+	Env     discrete.Env
+	Cfg     Config
+	Student *Agent
+	Teacher *Agent // nil for method tb
+
+	// Counters.
+	Step        int // iterations done
+	GradSteps   int // Student gradient steps
+	RewardCalls int
+	// ModesFound holds the keys of the distinct modes any Student or
+	// Teacher training sample has visited (nil if the env has no modes).
+	ModesFound map[uint64]struct{}
+
+	rng      *rand.Rand
+	sampler  *discrete.Sampler
+	tb       discrete.TB
+	batch    discrete.Trajectories
+	extra    discrete.Trajectories
+	logR     []float64
+	delta    []float64
+	logRT    []float64
+	extraD   []float64
+	repX     []int32
+	schedule string
+	modes    ModeTester
+	keyer    discrete.TerminalKeyer
+}
+
+// Iteration reports what one Iterate call did.
+type Iteration struct {
+	Role         byte    // 'S' or 'T'
+	StudentLoss  float64 // mean δ² before the update
+	TeacherLoss  float64 // NaN without a Teacher
+	StudentLogZ  float64
+	TeacherLogZ  float64
+	MeanLength   float64 // mean trajectory length of the batch
+	ModesInBatch int
+}
+
+// New builds a trainer; all randomness comes from cfg.Seed.
+func New(env discrete.Env, cfg Config) (*Trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15))
+	t := &Trainer{
+		Env: env, Cfg: cfg, rng: rng, sampler: discrete.NewSampler(env), schedule: cfg.schedule(),
+	}
+	t.Student = newAgent(env, "student", cfg.Hidden, cfg.LR, cfg.LogZLR, cfg.LogZInit, rng)
+	if cfg.Method == MethodTeacher {
+		t.Teacher = newAgent(env, "teacher", cfg.Hidden, cfg.TeacherLR, cfg.LogZLR, cfg.LogZInit, rng)
+	}
+	t.modes, _ = env.(ModeTester)
+	t.keyer, _ = env.(discrete.TerminalKeyer)
+	if t.modes != nil && t.keyer != nil {
+		t.ModesFound = map[uint64]struct{}{}
+	}
+	return t, nil
+}
+
+// Rand is the trainer's random source (for evaluation sampling that should
+// follow the same seeded stream).
+func (t *Trainer) Rand() *rand.Rand { return t.rng }
+
+// Done reports whether the reward-call budget is spent.
+func (t *Trainer) Done() bool { return t.RewardCalls+t.Cfg.Batch > t.Cfg.RewardCalls }
+
+// Iterate runs one training iteration.
+func (t *Trainer) Iterate() (Iteration, error) {
+	cfg := t.Cfg
+	role := t.schedule[t.Step%len(t.schedule)]
+	it := Iteration{Role: role, TeacherLoss: math.NaN()}
+	opt := discrete.SampleOptions{Eps: cfg.Eps, Temperature: cfg.Temperature}
+	behaviour := t.Student
+	if role == 'T' {
+		behaviour = t.Teacher
+	}
+	t.sampler.Forward(behaviour.Model, cfg.Batch, opt, t.rng, &t.batch)
+	n := t.batch.Len()
+	t.logR = grow(t.logR, n)
+	if err := t.Env.LogReward(t.batch.Final, n, t.logR); err != nil {
+		return it, err
+	}
+	t.RewardCalls += n
+	it.MeanLength = float64(t.batch.NumTransitions()) / float64(n)
+	if t.ModesFound != nil {
+		for b := range n {
+			x := t.batch.FinalState(b)
+			if t.modes.IsMode(x) {
+				it.ModesInBatch++
+				t.ModesFound[t.keyer.TerminalKey(x)] = struct{}{}
+			}
+		}
+	}
+
+	// Student TB step. δ is computed before the update, as in the reference.
+	t.delta = grow(t.delta, n)
+	nn.ZeroGrad(t.Student.Params())
+	it.StudentLoss = t.tb.Loss(t.Env, t.Student.Model, t.Student.LogZ, &t.batch, t.logR, t.delta, true)
+	if t.Teacher != nil {
+		// Extra Monte Carlo δ's use the same pre-update Student.
+		t.teacherTargets()
+	}
+	t.Student.update(cfg.ClipNorm)
+	t.GradSteps++
+
+	if t.Teacher != nil {
+		nn.ZeroGrad(t.Teacher.Params())
+		it.TeacherLoss = t.tb.Loss(t.Env, t.Teacher.Model, t.Teacher.LogZ, &t.batch, t.logRT, t.extraD[:n], true)
+		t.Teacher.update(cfg.ClipNorm)
+		it.TeacherLogZ = float64(t.Teacher.LogZ.Value[0])
+	}
+	it.StudentLogZ = float64(t.Student.LogZ.Value[0])
+	t.Step++
+	return it, nil
+}
+
+// teacherTargets fills t.logRT with the Teacher's log-reward for the batch.
+func (t *Trainer) teacherTargets() {
+	cfg := t.Cfg
+	n := t.batch.Len()
+	t.logRT = grow(t.logRT, n)
+	t.extraD = grow(t.extraD, n)
+	for b := range n {
+		t.logRT[b] = lossTerm(cfg, t.delta[b])
+	}
+	if cfg.NMC > 1 {
+		w := t.Env.StateLen()
+		t.repX = t.repX[:0]
+		for range cfg.NMC - 1 {
+			t.repX = append(t.repX, t.batch.Final[:n*w]...)
+		}
+		m := (cfg.NMC - 1) * n
+		t.sampler.Backward(t.repX, m, t.rng, &t.extra)
+		ext := grow(nil, m)
+		lr := grow(nil, m)
+		for k := range m {
+			lr[k] = t.logR[k%n]
+		}
+		t.tb.Loss(t.Env, t.Student.Model, t.Student.LogZ, &t.extra, lr, ext, false)
+		for k, d := range ext {
+			t.logRT[k%n] += lossTerm(cfg, d)
+		}
+		for b := range n {
+			t.logRT[b] /= float64(cfg.NMC)
+		}
+	}
+	for b := range n {
+		t.logRT[b] = TeacherLogReward(cfg, t.logRT[b], t.logR[b])
+	}
+}
+
+// lossTerm is the δ-dependent log term that N_MC averages: log(ε + w·δ²)
+// for the paper form, log(log(1 + 1e-3 + w·δ²) + 1e-8) for the reference
+// form with α = 0.
+func lossTerm(cfg Config, d float64) float64 {
+	w := 1.0
+	if d > 0 {
+		w += cfg.C
+	}
+	if cfg.TeacherReward == RewardPaper {
+		return math.Log(cfg.TeacherEps + w*d*d)
+	}
+	return math.Log(math.Log(1+1e-3+w*d*d) + 1e-8)
+}
+
+// TeacherLogReward combines the averaged loss term with the Student's log
+// reward into the Teacher's TB target.
+func TeacherLogReward(cfg Config, term, logR float64) float64 {
+	if cfg.TeacherReward == RewardPaper || cfg.Alpha == 0 {
+		return term + cfg.Alpha*logR
+	}
+	// Reference: log(R_T + 1e-8) with R_T = log(1+1e-3+wδ²)·R^α; undo the
+	// +1e-8 of lossTerm to recover the plain log term first.
+	rt := (math.Exp(term) - 1e-8) * math.Exp(cfg.Alpha*logR)
+	return math.Log(rt + 1e-8)
+}
+
+func grow(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n, n+n/4)
+	}
+	return s[:n]
+}
+
+// String summarises an iteration for logs.
+func (it Iteration) String() string {
+	return fmt.Sprintf("%c loss=%.4g teacher=%.4g logZ=%.4g", it.Role, it.StudentLoss, it.TeacherLoss, it.StudentLogZ)
+}
