@@ -77,7 +77,7 @@ func (f *fixedModel) Forward(_ []int32, rows int) *nn.Matrix {
 	}
 	return &f.out
 }
-func (f *fixedModel) Backward(*nn.Matrix)    {}
+func (f *fixedModel) Backward(*nn.Matrix) {}
 func (f *fixedModel) Params() []*nn.Param { return nil }
 
 func TestEpsAndTemperature(t *testing.T) {

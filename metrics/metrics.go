@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -173,4 +174,16 @@ func Compare(p, q []float64) Distances {
 		}
 	}
 	return Distances{L1: l1 / float64(len(p)), TV: l1 / 2, KL: kl}
+}
+
+// MarshalJSON writes non-finite values (a KL of +Inf) as null, which JSON
+// can represent and encoding/json otherwise refuses.
+func (d Distances) MarshalJSON() ([]byte, error) {
+	f := func(v float64) any {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return v
+	}
+	return json.Marshal(map[string]any{"l1": f(d.L1), "tv": f(d.TV), "kl": f(d.KL)})
 }

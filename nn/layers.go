@@ -159,11 +159,11 @@ func (l *LeakyReLU) Forward(x *Matrix) *Matrix {
 	l.x = x
 	l.y.Resize(x.Rows, x.Cols)
 	y := l.y.Data[:len(x.Data)]
+	// Branch-free: the sign bit picks the factor (signs are random, so a
+	// branch would mispredict half the time).
+	k := [2]float32{1, l.Slope}
 	for i, v := range x.Data {
-		if v < 0 {
-			v *= l.Slope
-		}
-		y[i] = v
+		y[i] = v * k[math.Float32bits(v)>>31]
 	}
 	return &l.y
 }
@@ -171,11 +171,9 @@ func (l *LeakyReLU) Forward(x *Matrix) *Matrix {
 func (l *LeakyReLU) Backward(dy *Matrix) *Matrix {
 	l.dx.Resize(dy.Rows, dy.Cols)
 	dx, x := l.dx.Data, l.x.Data[:len(dy.Data)]
+	k := [2]float32{1, l.Slope}
 	for i, g := range dy.Data {
-		if x[i] < 0 {
-			g *= l.Slope
-		}
-		dx[i] = g
+		dx[i] = g * k[math.Float32bits(x[i])>>31]
 	}
 	return &l.dx
 }

@@ -244,7 +244,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	}
 	opt.Step()
 	var buf bytes.Buffer
-	if err := safetensors.Write(&buf, append(ParamTensors(m.Params()), opt.StateTensors("optim.")...), nil); err != nil {
+	if err := safetensors.Write(&buf, append(ParamTensors("", m.Params()), opt.StateTensors("optim.")...), nil); err != nil {
 		t.Fatal(err)
 	}
 	ts, _, err := safetensors.Read(&buf)
@@ -258,7 +258,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	}
 	m2 := NewOneHotMLP("student", 10, []int{4, 3}, func() Layer { return NewLeakyReLU() }, rand.New(rand.NewPCG(7, 7)))
 	opt2 := NewAdam(Group{Params: m2.Params(), LR: 1e-3})
-	if err := LoadParams(m2.Params(), ts); err != nil {
+	if err := LoadParams("", m2.Params(), ts); err != nil {
 		t.Fatal(err)
 	}
 	if err := opt2.LoadState("optim.", ts); err != nil {
@@ -277,7 +277,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	}
 	// Wrong architecture: a clear error.
 	m3 := NewOneHotMLP("student", 11, []int{4, 3}, func() Layer { return NewLeakyReLU() }, rng)
-	if err := LoadParams(m3.Params(), ts); err == nil {
+	if err := LoadParams("", m3.Params(), ts); err == nil {
 		t.Error("loading into a different shape did not fail")
 	}
 }

@@ -22,13 +22,13 @@ func canonical(p *Param, v []float32) ([]int, []float32) {
 	return []int{out, in}, t
 }
 
-// ParamTensors encodes the values of ps as F32 tensors under their names, in
+// ParamTensors encodes the values of ps as F32 tensors named prefix+name, in
 // PyTorch's layout.
-func ParamTensors(ps []*Param) []safetensors.Tensor {
+func ParamTensors(prefix string, ps []*Param) []safetensors.Tensor {
 	ts := make([]safetensors.Tensor, 0, len(ps))
 	for _, p := range ps {
 		shape, v := canonical(p, p.Value)
-		ts = append(ts, safetensors.F32(p.Name, shape, v))
+		ts = append(ts, safetensors.F32(prefix+p.Name, shape, v))
 	}
 	return ts
 }
@@ -67,15 +67,15 @@ func index(ts []safetensors.Tensor) map[string]safetensors.Tensor {
 	return m
 }
 
-// LoadParams sets every parameter of ps from the tensor of the same name.
-// A missing tensor or a shape mismatch is an error and leaves ps unchanged
-// only up to the first failure, so callers load into fresh models.
-func LoadParams(ps []*Param, ts []safetensors.Tensor) error {
+// LoadParams sets every parameter of ps from the tensor named prefix+name.
+// A missing tensor or a shape mismatch is an error; parameters before the
+// failure are already set, so callers load into fresh models.
+func LoadParams(prefix string, ps []*Param, ts []safetensors.Tensor) error {
 	byName := index(ts)
 	for _, p := range ps {
-		t, ok := byName[p.Name]
+		t, ok := byName[prefix+p.Name]
 		if !ok {
-			return fmt.Errorf("nn: checkpoint has no tensor %q", p.Name)
+			return fmt.Errorf("nn: checkpoint has no tensor %q", prefix+p.Name)
 		}
 		if err := setFromTensor(p, p.Value, t); err != nil {
 			return err
@@ -85,8 +85,8 @@ func LoadParams(ps []*Param, ts []safetensors.Tensor) error {
 }
 
 // StateTensors encodes the optimizer state as tensors named
-// prefix+param.exp_avg, prefix+param.exp_avg_sq and prefix+"step", the names
-// of torch.optim.Adam's state.
+// prefix+param+".exp_avg", prefix+param+".exp_avg_sq" and prefix+"step",
+// after the fields of torch.optim.Adam's state.
 func (a *Adam) StateTensors(prefix string) []safetensors.Tensor {
 	var ts []safetensors.Tensor
 	for k, p := range a.Params() {

@@ -16,9 +16,9 @@ type Agent struct {
 	Opt   *nn.Adam
 }
 
-func newAgent(env discrete.Env, name string, hidden []int, lr, logZLR, logZInit float64, rng *rand.Rand) *Agent {
-	m := discrete.NewMLPModel(env, name+".model", hidden, rng)
-	z := nn.NewParam(name + ".logZ")
+func newAgent(env discrete.Env, hidden []int, lr, logZLR, logZInit float64, rng *rand.Rand) *Agent {
+	m := discrete.NewMLPModel(env, "model", hidden, rng)
+	z := nn.NewParam("logZ")
 	z.Value[0] = float32(logZInit)
 	opt := nn.NewAdam(nn.Group{Params: m.Params(), LR: lr}, nn.Group{Params: []*nn.Param{z}, LR: logZLR})
 	return &Agent{Model: m, LogZ: z, Opt: opt}
@@ -91,9 +91,9 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 	t := &Trainer{
 		Env: env, Cfg: cfg, rng: rng, sampler: discrete.NewSampler(env), schedule: cfg.schedule(),
 	}
-	t.Student = newAgent(env, "student", cfg.Hidden, cfg.LR, cfg.LogZLR, cfg.LogZInit, rng)
+	t.Student = newAgent(env, cfg.Hidden, cfg.LR, cfg.LogZLR, cfg.LogZInit, rng)
 	if cfg.Method == MethodTeacher {
-		t.Teacher = newAgent(env, "teacher", cfg.Hidden, cfg.TeacherLR, cfg.LogZLR, cfg.LogZInit, rng)
+		t.Teacher = newAgent(env, cfg.Hidden, cfg.TeacherLR, cfg.LogZLR, cfg.LogZInit, rng)
 	}
 	t.modes, _ = env.(ModeTester)
 	t.keyer, _ = env.(discrete.TerminalKeyer)
@@ -231,4 +231,10 @@ func grow(s []float64, n int) []float64 {
 // String summarises an iteration for logs.
 func (it Iteration) String() string {
 	return fmt.Sprintf("%c loss=%.4g teacher=%.4g logZ=%.4g", it.Role, it.StudentLoss, it.TeacherLoss, it.StudentLogZ)
+}
+
+// Reseed replaces the random source, e.g. to draw reproducible samples from
+// a loaded checkpoint.
+func (t *Trainer) Reseed(seed uint64) {
+	t.rng = rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 }

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/gfngo/gfn/metrics"
+)
+
+// evalReport is what gfn eval prints.
+type evalReport struct {
+	Env          string             `json:"env"`
+	Step         int                `json:"step"`
+	StudentLogZ  float64            `json:"student_logz"`
+	TrueLogZ     *float64           `json:"true_logz,omitempty"`
+	ModesFound   int                `json:"modes_found"`
+	StudentExact *metrics.Distances `json:"student_exact,omitempty"`
+	TeacherExact *metrics.Distances `json:"teacher_exact,omitempty"`
+	EmpiricalL1  *float64           `json:"empirical_l1,omitempty"`
+	Samples      int                `json:"samples,omitempty"`
+	Note         string             `json:"note,omitempty"`
+}
+
+func runEval(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("eval", "Evaluate a checkpoint: exact distances of the Student (and Teacher) terminating\ndistribution to the target where the state space can be enumerated, and the\nempirical L1 of fresh Student samples. Prints JSON.")
+	dir := fs.String("checkpoint", "", "checkpoint directory written by gfn train (required)")
+	n := fs.Int("samples", 100000, "fresh Student samples for the empirical L1 (0 = skip)")
+	seed := fs.Uint64("seed", 0, "random seed for sampling")
+	if err := parse(fs, args, stdout); err != nil {
+		if errors.Is(err, errHelp) {
+			return nil
+		}
+		return err
+	}
+	if *n < 0 {
+		return usagef("samples %d must be >= 0", *n)
+	}
+	t, err := loadCheckpoint(*dir)
+	if err != nil {
+		return err
+	}
+	t.Reseed(*seed)
+	rep := evalReport{Env: fmt.Sprint(t.Env), Step: t.Step, StudentLogZ: float64(t.Student.LogZ.Value[0]), ModesFound: len(t.ModesFound)}
+	enum, ok := t.Env.(metrics.Enumerable)
+	if !ok {
+		rep.Note = "exact metrics skipped: the environment cannot be enumerated"
+	} else if target, logZ, err := metrics.Target(enum); err != nil {
+		if !errors.Is(err, metrics.ErrTooLarge) {
+			return err
+		}
+		rep.Note = "exact metrics skipped: " + err.Error()
+	} else {
+		rep.TrueLogZ = &logZ
+		p, err := metrics.Terminating(enum, t.Student.Model)
+		if err != nil {
+			return err
+		}
+		d := metrics.Compare(p, target)
+		rep.StudentExact = &d
+		if t.Teacher != nil {
+			p, err := metrics.Terminating(enum, t.Teacher.Model)
+			if err != nil {
+				return err
+			}
+			d := metrics.Compare(p, target)
+			rep.TeacherExact = &d
+		}
+		if *n > 0 {
+			emp, err := metrics.Empirical(enum, t.Sample(*n), *n)
+			if err != nil {
+				return err
+			}
+			l1 := metrics.Compare(emp, target).L1
+			rep.EmpiricalL1, rep.Samples = &l1, *n
+		}
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", b)
+	return err
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// usageError marks errors in the command line: exit status 2.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+const topUsage = `gfn trains amortized samplers (GFlowNets) with an adaptive Teacher.
+
+Usage:
+  gfn <command> [flags]
+
+Commands:
+  train    train a Student (and Teacher) GFlowNet and write metrics, plots and a checkpoint
+  sample   draw samples from a checkpoint's Student to CSV
+  eval     evaluate a checkpoint's Student (exact and empirical metrics)
+  help     show this help, or "gfn help <command>" for a command's flags
+
+Run "gfn <command> --help" for the flags of a command.
+`
+
+// run is the whole program; main only maps its error to an exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, topUsage)
+		return usagef("no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "train":
+		return runTrain(ctx, rest, stdout, stderr)
+	case "sample":
+		return runSample(rest, stdout, stderr)
+	case "eval":
+		return runEval(rest, stdout, stderr)
+	case "help", "-h", "--help", "-help":
+		if len(rest) > 0 {
+			return run(ctx, []string{rest[0], "--help"}, stdout, stderr)
+		}
+		fmt.Fprint(stdout, topUsage)
+		return nil
+	default:
+		fmt.Fprint(stderr, topUsage)
+		return usagef("unknown command %q (allowed: train, sample, eval, help)", cmd)
+	}
+}
+
+// parse parses flags; --help prints the usage to stdout and returns
+// errHelp, which callers turn into success.
+func parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return errHelp
+	}
+	if err != nil {
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+var errHelp = errors.New("help shown")
+
+func newFlagSet(name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: gfn %s [flags]\n\n%s\n\nFlags:\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// intList is a flag holding comma-separated positive integers.
+type intList []int
+
+func (l *intList) String() string {
+	s := make([]string, len(*l))
+	for i, v := range *l {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, ",")
+}
+
+func (l *intList) Set(v string) error {
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q is not a list of positive integers like 256,256", v)
+		}
+		out = append(out, n)
+	}
+	*l = out
+	return nil
+}

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gfngo/gfn/env/hypergrid"
+	"github.com/gfngo/gfn/plot"
+	"github.com/gfngo/gfn/progress"
+	"github.com/gfngo/gfn/safefile"
+	"github.com/gfngo/gfn/task"
+	"github.com/gfngo/gfn/train"
+)
+
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("train", "Train a Student GFlowNet, with an adaptive Teacher by default, on the deceptive hypergrid.\nWrites metrics.csv, summary.json, checkpoint.safetensors + config.json and PNG figures to --out.")
+	d := train.DefaultConfig()
+	spec := task.Spec{}
+	fs.StringVar(&spec.Task, "task", "hypergrid", "environment: "+strings.Join(task.Names, ", "))
+	fs.IntVar(&spec.Dim, "dim", 2, "hypergrid dimension d (>= 1)")
+	fs.IntVar(&spec.Side, "side", 128, "hypergrid side length H (>= 2)")
+	fs.StringVar(&spec.Reward, "reward", string(hypergrid.Deceptive), "hypergrid reward: deceptive (reference code), deceptive-paper (paper's equation), original (Bengio et al. 2021)")
+	method := fs.String("method", string(d.Method), "training method: tb (on-policy Student) or teacher")
+	calls := fs.Int("reward-calls", 0, "reward-call budget; 0 = the paper's (96000, or 384000 for d=4 H=32)")
+	fs.IntVar(&d.Batch, "batch", d.Batch, "trajectories per batch (>= 1)")
+	hidden := intList(d.Hidden)
+	fs.Var(&hidden, "hidden", "hidden layer widths of the policy MLPs")
+	fs.Float64Var(&d.LR, "lr", d.LR, "Adam learning rate of the Student policy")
+	fs.Float64Var(&d.TeacherLR, "teacher-lr", d.TeacherLR, "Adam learning rate of the Teacher policy")
+	fs.Float64Var(&d.LogZLR, "logz-lr", d.LogZLR, "Adam learning rate of log Z")
+	fs.Float64Var(&d.LogZInit, "logz-init", d.LogZInit, "initial log Z")
+	fs.Float64Var(&d.ClipNorm, "clip", d.ClipNorm, "gradient-norm clipping (0 = off)")
+	fs.Float64Var(&d.Eps, "eps", d.Eps, "eps-uniform exploration mixed into the behaviour policies, in [0,1]")
+	fs.Float64Var(&d.Temperature, "temperature", d.Temperature, "logit temperature of the behaviour policies (> 0)")
+	treward := fs.String("teacher-reward", string(d.TeacherReward), "Teacher reward form: reference (authors' code) or paper")
+	fs.Float64Var(&d.C, "C", d.C, "extra weight C of under-sampled trajectories (delta > 0) in the Teacher reward")
+	fs.Float64Var(&d.Alpha, "alpha", d.Alpha, "reward mixing: weight alpha of log R in the Teacher reward")
+	fs.Float64Var(&d.TeacherEps, "teacher-eps", d.TeacherEps, "smoothing eps of the paper-form Teacher reward")
+	fs.IntVar(&d.NMC, "n-mc", d.NMC, "backward trajectories per x averaged in the Teacher reward (>= 1)")
+	fs.StringVar(&d.Schedule, "schedule", "", "behaviour-policy cycle of S (Student) and T (Teacher); empty = SSTT for teacher, S for tb")
+	fs.Uint64Var(&d.Seed, "seed", 0, "random seed; the same seed gives the same run")
+	out := fs.String("out", "", "output directory (default runs/<task>-d<dim>-H<side>-<method>-seed<seed>)")
+	evalEvery := fs.Int("eval-every", 0, "iterations between curve points (0 = 50 points per run)")
+	evalSamples := fs.Int("eval-samples", 100000, "fresh Student samples for the final empirical L1 (0 = skip)")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	if err := parse(fs, args, stdout); err != nil {
+		if errors.Is(err, errHelp) {
+			return nil
+		}
+		return err
+	}
+	d.Method, d.TeacherReward, d.Hidden = train.Method(*method), train.TeacherReward(*treward), hidden
+	d.RewardCalls = *calls
+	if *calls == 0 {
+		d.RewardCalls = task.RewardCalls(spec)
+	}
+	if *calls < 0 {
+		return usagef("reward calls %d must be >= 0", *calls)
+	}
+	if *evalSamples < 0 || *evalEvery < 0 {
+		return usagef("eval-samples %d and eval-every %d must be >= 0", *evalSamples, *evalEvery)
+	}
+	env, err := task.Build(spec)
+	if err != nil {
+		return usageError{err}
+	}
+	if err := d.Validate(); err != nil {
+		return usageError{err}
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("runs", fmt.Sprintf("%s-d%d-H%d-%s-seed%d", spec.Task, spec.Dim, spec.Side, d.Method, d.Seed))
+	}
+	if err := safefile.CheckDir(dir); err != nil {
+		return usageError{err}
+	}
+	opt := train.RunOptions{OutDir: dir, EnvSpec: spec, EvalEvery: *evalEvery, EvalSamples: *evalSamples}
+	if !*quiet {
+		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
+	}
+	fmt.Fprintf(stdout, "gfn train: %v, method %s, seed %d, %d reward calls in %d steps of %d\n", env, d.Method, d.Seed, d.RewardCalls, d.Steps(), d.Batch)
+	res, err := train.Run(ctx, env, d, opt)
+	if err != nil {
+		return err
+	}
+	files := []string{"metrics.csv", "summary.json", train.CheckpointFile, train.ConfigFile}
+	if g, ok := env.(*hypergrid.Grid); ok {
+		figs, err := gridFigures(dir, g, res)
+		if err != nil {
+			return err
+		}
+		files = append(files, figs...)
+	}
+	printSummary(stdout, &res.Summary, dir, files)
+	return nil
+}
+
+// gridFigures draws the curves and, for d=2, the distribution panels.
+func gridFigures(dir string, g *hypergrid.Grid, res *train.Result) ([]string, error) {
+	var files []string
+	var x, modes, sl1, tl1 []float64
+	for _, p := range res.Curve {
+		x = append(x, float64(p.RewardCalls))
+		modes = append(modes, float64(p.Modes))
+		if p.StudentExact != nil {
+			sl1 = append(sl1, p.StudentExact.L1)
+		}
+		if p.TeacherExact != nil {
+			tl1 = append(tl1, p.TeacherExact.L1)
+		}
+	}
+	if err := plot.Curves(filepath.Join(dir, "modes.png"), fmt.Sprintf("modes found, %v", g), "reward calls", "modes", []plot.Series{{Name: string(res.Summary.Method), X: x, Y: modes}}, false); err != nil {
+		return nil, err
+	}
+	files = append(files, "modes.png")
+	if len(sl1) == len(x) {
+		series := []plot.Series{{Name: "Student", X: x, Y: sl1}}
+		if len(tl1) == len(x) {
+			series = append(series, plot.Series{Name: "Teacher", X: x, Y: tl1})
+		}
+		if err := plot.Curves(filepath.Join(dir, "l1.png"), "exact L1 to the target", "reward calls", "L1", series, true); err != nil {
+			return nil, err
+		}
+		files = append(files, "l1.png")
+	}
+	if g.D != 2 || res.Target == nil {
+		return files, nil
+	}
+	cells := func(p []float64) []float64 {
+		v := make([]float64, g.H*g.H)
+		x := make([]int32, 3)
+		for i, m := range p {
+			g.Terminal(i, x)
+			v[g.TerminalKey(x)] = m
+		}
+		return v
+	}
+	target := cells(res.Target)
+	vmax := 0.0
+	for _, v := range target {
+		vmax = max(vmax, v)
+	}
+	panels := []plot.Panel{{Title: "target R/Z", Side: g.H, Values: target}}
+	if res.StudentEmpirical != nil {
+		panels = append(panels, plot.Panel{Title: fmt.Sprintf("Student, %d samples", res.Summary.EvalSamples), Side: g.H, Values: cells(res.StudentEmpirical)})
+	} else {
+		panels = append(panels, plot.Panel{Title: "Student P_F^T (exact)", Side: g.H, Values: cells(res.StudentExact)})
+	}
+	if res.TeacherExact != nil {
+		panels = append(panels, plot.Panel{Title: "Teacher P_F^T (exact)", Side: g.H, Values: cells(res.TeacherExact)})
+	}
+	if err := plot.Heatmaps(filepath.Join(dir, "distributions.png"), panels, vmax); err != nil {
+		return nil, err
+	}
+	return append(files, "distributions.png"), nil
+}
+
+func printSummary(w io.Writer, s *train.Summary, dir string, files []string) {
+	fmt.Fprintf(w, "  steps %d (gradient steps %d), reward calls %d\n", s.Steps, s.GradSteps, s.RewardCalls)
+	if s.ModesTotal > 0 {
+		fmt.Fprintf(w, "  modes found %d of %v\n", s.ModesFound, s.ModesTotal)
+	}
+	if s.TrueLogZ != nil {
+		fmt.Fprintf(w, "  Student log Z %.4f (true %.4f)\n", s.StudentLogZ, *s.TrueLogZ)
+	} else {
+		fmt.Fprintf(w, "  Student log Z %.4f\n", s.StudentLogZ)
+	}
+	if d := s.StudentExact; d != nil {
+		fmt.Fprintf(w, "  Student exact: L1 %.4g, TV %.4f, KL %.4f\n", d.L1, d.TV, d.KL)
+	}
+	if d := s.TeacherExact; d != nil {
+		fmt.Fprintf(w, "  Teacher exact: L1 %.4g, TV %.4f\n", d.L1, d.TV)
+	}
+	if s.EmpiricalL1 != nil {
+		fmt.Fprintf(w, "  Student empirical L1 (%d samples) %.4g\n", s.EvalSamples, *s.EmpiricalL1)
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	fmt.Fprintf(w, "  wall %s (training %s; %.1f ms/iteration early, %.1f late, %s kernels)\n",
+		progress.Duration(time.Duration(s.WallSeconds*float64(time.Second))), progress.Duration(time.Duration(s.TrainSeconds*float64(time.Second))),
+		s.MsPerIterEarly, s.MsPerIterLate, s.Kernel)
+	fmt.Fprintf(w, "  wrote %s: %s\n", dir, strings.Join(files, ", "))
+}
+

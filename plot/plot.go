@@ -1,0 +1,126 @@
+package plot
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/gfngo/gfn/safefile"
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// Panel is one square heat map: Values[i + j·Side] is the mass of cell
+// (x_1 = i, x_2 = j).
+type Panel struct {
+	Title  string
+	Side   int
+	Values []float64
+}
+
+type grid struct {
+	side int
+	v    []float64
+	vmax float64
+}
+
+func (g grid) Dims() (c, r int)   { return g.side, g.side }
+func (g grid) Z(c, r int) float64 { return math.Min(g.v[c+r*g.side], g.vmax) }
+func (g grid) X(c int) float64    { return float64(c) }
+func (g grid) Y(r int) float64    { return float64(r) }
+
+// Heatmaps draws the panels side by side on one colour scale from 0 to vmax
+// (values above are clipped), as the reference code scales every panel by
+// the target's maximum.
+func Heatmaps(path string, panels []Panel, vmax float64) error {
+	if len(panels) == 0 {
+		return fmt.Errorf("plot: no panels")
+	}
+	if !(vmax > 0) {
+		return fmt.Errorf("plot: colour scale maximum %v must be > 0", vmax)
+	}
+	pal := moreland.SmoothBlueRed()
+	pal.SetMin(0)
+	pal.SetMax(vmax)
+	plots := make([][]*gplot.Plot, 1)
+	for _, p := range panels {
+		if len(p.Values) != p.Side*p.Side {
+			panic(fmt.Sprintf("plot: panel %q has %d values for side %d", p.Title, len(p.Values), p.Side))
+		}
+		pl := gplot.New()
+		pl.Title.Text = p.Title
+		pl.X.Label.Text = "x1"
+		pl.Y.Label.Text = "x2"
+		h := plotter.NewHeatMap(grid{p.Side, p.Values, vmax}, pal.Palette(255))
+		h.Min, h.Max = 0, vmax
+		pl.Add(h)
+		plots[0] = append(plots[0], pl)
+	}
+	const side = 4 * vg.Inch
+	img := vgimg.New(vg.Length(len(panels))*side, side+0.3*vg.Inch)
+	dc := draw.New(img)
+	t := draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Millimeter, PadY: vg.Millimeter,
+		PadTop: vg.Millimeter, PadBottom: vg.Millimeter, PadLeft: vg.Millimeter, PadRight: vg.Millimeter}
+	canvases := gplot.Align(plots, t, dc)
+	for i, pl := range plots[0] {
+		pl.Draw(canvases[0][i])
+	}
+	return safefile.Write(path, func(w io.Writer) error {
+		_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
+		return err
+	})
+}
+
+// Series is one named curve.
+type Series struct {
+	Name string
+	X, Y []float64
+}
+
+// Curves draws line plots of the series. With logY the y axis is
+// logarithmic and non-positive points are dropped.
+func Curves(path, title, xlabel, ylabel string, series []Series, logY bool) error {
+	p := gplot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	if logY {
+		p.Y.Scale = gplot.LogScale{}
+		p.Y.Tick.Marker = gplot.LogTicks{Prec: -1}
+	}
+	p.Legend.Top = true
+	for i, s := range series {
+		pts := make(plotter.XYs, 0, len(s.X))
+		for k := range s.X {
+			y := s.Y[k]
+			if math.IsNaN(y) || math.IsInf(y, 0) || (logY && y <= 0) {
+				continue
+			}
+			pts = append(pts, plotter.XY{X: s.X[k], Y: y})
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return err
+		}
+		l.Color = plotutil.Color(i)
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(s.Name, l)
+	}
+	return safefile.Write(path, func(w io.Writer) error {
+		wt, err := p.WriterTo(6*vg.Inch, 4*vg.Inch, "png")
+		if err != nil {
+			return err
+		}
+		_, err = wt.WriteTo(w)
+		return err
+	})
+}

@@ -1,0 +1,51 @@
+package plot
+
+import (
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func decode(t *testing.T, path string) (w, h int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s is not a PNG: %v", path, err)
+	}
+	b := img.Bounds()
+	return b.Dx(), b.Dy()
+}
+
+func TestHeatmaps(t *testing.T) {
+	side := 8
+	v := make([]float64, side*side)
+	for i := range v {
+		v[i] = float64(i)
+	}
+	p := filepath.Join(t.TempDir(), "d.png")
+	if err := Heatmaps(p, []Panel{{"target", side, v}, {"student", side, v}, {"teacher", side, v}}, 40); err != nil {
+		t.Fatal(err)
+	}
+	if w, h := decode(t, p); w <= 2*h {
+		t.Errorf("3 panels drawn %d×%d, want a wide image", w, h)
+	}
+	if err := Heatmaps(p, nil, 1); err == nil {
+		t.Error("no error for no panels")
+	}
+}
+
+func TestCurves(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.png")
+	s := []Series{{"a", []float64{0, 1, 2}, []float64{1, 0.1, math.NaN()}}, {"b", []float64{0, 1}, []float64{0, 2}}}
+	if err := Curves(p, "L1", "reward calls", "L1", s, true); err != nil {
+		t.Fatal(err)
+	}
+	decode(t, p)
+}
