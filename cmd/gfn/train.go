@@ -187,4 +187,3 @@ func printSummary(w io.Writer, s *train.Summary, dir string, files []string) {
 		s.MsPerIterEarly, s.MsPerIterLate, s.Kernel)
 	fmt.Fprintf(w, "  wrote %s: %s\n", dir, strings.Join(files, ", "))
 }
-

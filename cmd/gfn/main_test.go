@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gfngo/gfn/safetensors"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s:\n%s", name, path, got)
+	}
+}
+
+func runCLI(args ...string) (stdout, stderr string, err error) {
+	var o, e bytes.Buffer
+	err = run(context.Background(), args, &o, &e)
+	return o.String(), e.String(), err
+}
+
+func TestHelpGolden(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"help", []string{"help"}},
+		{"train-help", []string{"train", "--help"}},
+		{"sample-help", []string{"sample", "-h"}},
+		{"eval-help", []string{"help", "eval"}},
+	} {
+		out, _, err := runCLI(c.args...)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		golden(t, c.name, out)
+	}
+}
+
+func TestUsageErrorsGolden(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	os.WriteFile(blocker, nil, 0o644)
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"no-command", nil},
+		{"unknown-command", []string{"fit"}},
+		{"unknown-method", []string{"train", "--method", "ppo"}},
+		{"unknown-task", []string{"train", "--task", "chess"}},
+		{"bad-side", []string{"train", "--side", "1"}},
+		{"bad-dim", []string{"train", "--dim", "0"}},
+		{"bad-batch", []string{"train", "--batch", "0"}},
+		{"bad-hidden", []string{"train", "--hidden", "256,x"}},
+		{"bad-flag", []string{"train", "--sdie", "4"}},
+		{"bad-schedule", []string{"train", "--schedule", "SSQ"}},
+		{"sample-no-checkpoint", []string{"sample"}},
+	}
+	var all strings.Builder
+	for _, c := range cases {
+		_, _, err := runCLI(c.args...)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%s: error %v is not a usage error (exit status 2)", c.name, err)
+			continue
+		}
+		all.WriteString(c.name + ": " + err.Error() + "\n")
+	}
+	golden(t, "usage-errors", all.String())
+	// Unwritable output directory: a usage error naming the path, before any work.
+	_, _, err := runCLI("train", "--side", "4", "--out", filepath.Join(blocker, "run"))
+	var ue usageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), blocker) {
+		t.Errorf("unwritable --out: %v", err)
+	}
+}
+
+func TestTrainSampleEvalEndToEnd(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	out, stderr, err := runCLI("train", "--side", "6", "--hidden", "32,32", "--reward-calls", "3200", "--eval-samples", "2000", "--out", dir, "--seed", "3")
+	if err != nil {
+		t.Fatal(err, stderr)
+	}
+	for _, want := range []string{"modes found", "Student exact: L1", "wrote " + dir} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(stderr, "200/200 100%") {
+		t.Errorf("no progress bar on stderr:\n%s", stderr)
+	}
+	for _, f := range []string{"metrics.csv", "summary.json", "checkpoint.safetensors", "config.json", "distributions.png", "modes.png", "l1.png"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing output %s", f)
+		}
+	}
+	var sum map[string]any
+	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"modes_found", "reward_calls", "steps", "wall_seconds"} {
+		if _, ok := sum[k]; !ok {
+			t.Errorf("summary.json lacks %q", k)
+		}
+	}
+	if sum["reward_calls"].(float64) != 3200 || sum["steps"].(float64) != 200 {
+		t.Errorf("summary %v", sum)
+	}
+	// The checkpoint holds PyTorch-layout tensors for both agents.
+	f, _ := os.Open(filepath.Join(dir, "checkpoint.safetensors"))
+	ts, _, err := safetensors.Read(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string][]int{}
+	for _, tt := range ts {
+		names[tt.Name] = tt.Shape
+	}
+	if s := names["student.model.0.weight"]; len(s) != 2 || s[0] != 32 || s[1] != 12 {
+		t.Errorf("student.model.0.weight shape %v, want [32 12]", s)
+	}
+	for _, n := range []string{"teacher.model.4.bias", "student.logZ", "teacher.optim.step", "student.optim.model.2.weight.exp_avg"} {
+		if _, ok := names[n]; !ok {
+			t.Errorf("checkpoint lacks %s", n)
+		}
+	}
+	// metrics.csv has the header and one row per curve point.
+	f, _ = os.Open(filepath.Join(dir, "metrics.csv"))
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(rows) < 10 || rows[0][0] != "step" {
+		t.Errorf("metrics.csv: %d rows, err %v", len(rows), err)
+	}
+
+	// sample: deterministic from --seed, valid terminal states.
+	a, _, err := runCLI("sample", "--checkpoint", dir, "-n", "50", "--seed", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, _, _ := runCLI("sample", "--checkpoint", dir, "-n", "50", "--seed", "1")
+	if a != b2 {
+		t.Error("sample is not deterministic for a fixed seed")
+	}
+	rows, err = csv.NewReader(strings.NewReader(a)).ReadAll()
+	if err != nil || len(rows) != 51 || strings.Join(rows[0], ",") != "x1,x2,log_reward" {
+		t.Fatalf("sample CSV: %d rows, header %v, err %v", len(rows), rows[0], err)
+	}
+	csvPath := filepath.Join(t.TempDir(), "s.csv")
+	if _, _, err := runCLI("sample", "--checkpoint", dir, "-n", "10", "--out", csvPath); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(csvPath); strings.Count(string(b), "\n") != 11 {
+		t.Errorf("sample --out wrote %q", b)
+	}
+
+	// eval: JSON with exact metrics matching what train reported.
+	ev, _, err := runCLI("eval", "--checkpoint", dir, "--samples", "1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep evalReport
+	if err := json.Unmarshal([]byte(ev), &rep); err != nil {
+		t.Fatal(err, ev)
+	}
+	se := sum["student_exact"].(map[string]any)
+	if rep.StudentExact == nil || rep.StudentExact.TV != se["tv"].(float64) || rep.Step != 200 {
+		t.Errorf("eval %+v disagrees with train's summary %v", rep, se)
+	}
+}
