@@ -30,7 +30,7 @@ type MLPModel struct {
 // start with prefix.
 func NewMLPModel(env Env, prefix string, hidden []int, rng *rand.Rand) *MLPModel {
 	sizes := append(append([]int(nil), hidden...), env.NumActions())
-	net := nn.NewOneHotMLP(prefix, env.FeatureLen(), sizes, func() nn.Layer { return nn.NewLeakyReLU() }, rng)
+	net := nn.NewOneHotMLP(prefix, env.FeatureLen(), sizes, nn.LeakyReLU, rng)
 	return &MLPModel{Env: env, Net: net}
 }
 

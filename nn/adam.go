@@ -1,6 +1,10 @@
 package nn
 
-import "math"
+import (
+	"math"
+
+	"github.com/gfngo/gfn/internal/kernel"
+)
 
 // Group is a set of parameters sharing a learning rate.
 type Group struct {
@@ -43,23 +47,17 @@ func (a *Adam) Step() {
 	a.Steps++
 	bc1 := 1 - math.Pow(a.Beta1, float64(a.Steps))
 	bc2 := 1 - math.Pow(a.Beta2, float64(a.Steps))
-	b1, b2 := float32(a.Beta1), float32(a.Beta2)
-	sqrtBC2 := float32(math.Sqrt(bc2))
-	eps := float32(a.Eps)
+	c := kernel.AdamCoef{
+		B1: float32(a.Beta1), OneMinusB1: 1 - float32(a.Beta1),
+		B2: float32(a.Beta2), OneMinusB2: 1 - float32(a.Beta2),
+		SqrtBC2: float32(math.Sqrt(bc2)), Eps: float32(a.Eps),
+	}
 	k := 0
 	for _, g := range a.Groups {
-		step := float32(g.LR / bc1)
+		c.Step = float32(g.LR / bc1)
 		for _, p := range g.Params {
-			m, v := a.m[k], a.v[k]
+			kernel.Adam(p.Value, p.Grad[:len(p.Value)], a.m[k], a.v[k], c)
 			k++
-			w, gr := p.Value, p.Grad[:len(p.Value)]
-			m, v = m[:len(w)], v[:len(w)]
-			for i, gi := range gr {
-				mi := b1*m[i] + (1-b1)*gi
-				vi := b2*v[i] + (1-b2)*gi*gi
-				m[i], v[i] = mi, vi
-				w[i] -= step * mi / (float32(math.Sqrt(float64(vi)))/sqrtBC2 + eps)
-			}
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 // log-softmax over its outputs.
 func ExampleNewOneHotMLP() {
 	rng := rand.New(rand.NewPCG(1, 1))
-	net := nn.NewOneHotMLP("policy", 10, []int{16, 3}, func() nn.Layer { return nn.NewLeakyReLU() }, rng)
+	net := nn.NewOneHotMLP("policy", 10, []int{16, 3}, nn.LeakyReLU, rng)
 	logits := net.ForwardIndices([]int32{2, 7, 0, 5}, 2) // two rows, two active features each
 	var logp nn.Matrix
 	nn.LogSoftmax(&logp, logits, []bool{true, true, true, true, false, true})

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/gfngo/gfn/internal/kernel"
 )
 
 // Layer is a differentiable map on row batches. Forward returns a matrix
@@ -16,9 +18,42 @@ type Layer interface {
 	Params() []*Param
 }
 
-// Linear is y = x·W + b with W stored in×out.
+// Activation is an element-wise function fused into a layer's output.
+type Activation int
+
+const (
+	Identity  Activation = iota
+	LeakyReLU            // max(v, 0.01·v), torch.nn.LeakyReLU's default slope
+)
+
+// leakySlope is torch.nn.LeakyReLU's default negative slope.
+const leakySlope = 0.01
+
+// activate applies bias and activation to y in place (rows of len(b)).
+func activate(act Activation, y, b []float32) {
+	switch act {
+	case LeakyReLU:
+		kernel.BiasLeakyReLU(y, b, leakySlope)
+	default:
+		for r := 0; r < len(y); r += len(b) {
+			kernel.AddTo(y[r:r+len(b)], b)
+		}
+	}
+}
+
+// activationGrad turns dy into the gradient before the activation, in
+// place, from the layer's output y.
+func activationGrad(act Activation, dy, y []float32) {
+	if act == LeakyReLU {
+		// LeakyReLU keeps the sign, so the output tells which side.
+		kernel.LeakyReLUGrad(dy, y, leakySlope)
+	}
+}
+
+// Linear is y = act(x·W + b) with W stored in×out.
 type Linear struct {
 	W, B *Param
+	Act  Activation
 	// NoInputGrad skips computing dx in Backward, for a first layer.
 	NoInputGrad bool
 
@@ -46,20 +81,18 @@ func (l *Linear) Forward(x *Matrix) *Matrix {
 	}
 	l.x = x
 	l.y.Resize(x.Rows, l.Out())
-	for i := range x.Rows {
-		copy(l.y.Row(i), l.B.Value)
-	}
-	MatMul(&l.y, x, false, &Matrix{Rows: l.In(), Cols: l.Out(), Data: l.W.Value}, false, true)
+	MatMul(&l.y, x, false, &Matrix{Rows: l.In(), Cols: l.Out(), Data: l.W.Value}, false, false)
+	activate(l.Act, l.y.Data, l.B.Value)
 	return &l.y
 }
 
+// Backward may overwrite dy (with the gradient before the activation).
 func (l *Linear) Backward(dy *Matrix) *Matrix {
 	in, out := l.In(), l.Out()
+	activationGrad(l.Act, dy.Data, l.y.Data)
 	MatMul(&Matrix{Rows: in, Cols: out, Data: l.W.Grad}, l.x, true, dy, false, true)
 	for i := range dy.Rows {
-		for j, g := range dy.Row(i) {
-			l.B.Grad[j] += g
-		}
+		kernel.AddTo(l.B.Grad, dy.Row(i))
 	}
 	if l.NoInputGrad {
 		return nil
@@ -72,10 +105,11 @@ func (l *Linear) Backward(dy *Matrix) *Matrix {
 func (l *Linear) Params() []*Param { return []*Param{l.W, l.B} }
 
 // OneHot is a linear layer whose input is a sparse 0/1 vector given as index
-// lists: y = b + Σ_j W[idx_j]. It equals Linear on the one-hot encoding but
-// costs a gather-and-sum per row instead of a dense product.
+// lists: y = act(b + Σ_j W[idx_j]). It equals Linear on the one-hot encoding
+// but costs a gather-and-sum per row instead of a dense product.
 type OneHot struct {
 	W, B *Param // W is vocab×out
+	Act  Activation
 
 	idx []int32
 	k   int
@@ -105,7 +139,7 @@ func (l *OneHot) ForwardIndices(idx []int32, k int) *Matrix {
 	l.y.Resize(rows, out)
 	for r := range rows {
 		y := l.y.Row(r)
-		copy(y, l.B.Value)
+		clear(y)
 		for _, j := range idx[r*k : (r+1)*k] {
 			if j < 0 {
 				continue
@@ -113,69 +147,27 @@ func (l *OneHot) ForwardIndices(idx []int32, k int) *Matrix {
 			if j >= vocab {
 				panic(fmt.Sprintf("nn: OneHot: index %d out of range [0,%d)", j, vocab))
 			}
-			w := l.W.Value[int(j)*out : int(j+1)*out]
-			for c, v := range w {
-				y[c] += v
-			}
+			kernel.AddTo(y, l.W.Value[int(j)*out:int(j+1)*out])
 		}
 	}
+	activate(l.Act, l.y.Data, l.B.Value)
 	return &l.y
 }
 
-// Backward scatters dy into the rows of W that were active.
+// Backward scatters dy into the rows of W that were active. It may
+// overwrite dy.
 func (l *OneHot) Backward(dy *Matrix) {
 	out := l.Out()
+	activationGrad(l.Act, dy.Data, l.y.Data)
 	for r := range dy.Rows {
 		g := dy.Row(r)
-		for j, v := range g {
-			l.B.Grad[j] += v
-		}
+		kernel.AddTo(l.B.Grad, g)
 		for _, j := range l.idx[r*l.k : (r+1)*l.k] {
-			if j < 0 {
-				continue
-			}
-			w := l.W.Grad[int(j)*out : int(j+1)*out]
-			for c, v := range g {
-				w[c] += v
+			if j >= 0 {
+				kernel.AddTo(l.W.Grad[int(j)*out:int(j+1)*out], g)
 			}
 		}
 	}
 }
 
 func (l *OneHot) Params() []*Param { return []*Param{l.W, l.B} }
-
-// LeakyReLU is max(x, slope·x), slope 0.01 as torch.nn.LeakyReLU.
-type LeakyReLU struct {
-	Slope float32
-
-	x     *Matrix
-	y, dx Matrix
-}
-
-// NewLeakyReLU returns the activation with PyTorch's default slope 0.01.
-func NewLeakyReLU() *LeakyReLU { return &LeakyReLU{Slope: 0.01} }
-
-func (l *LeakyReLU) Forward(x *Matrix) *Matrix {
-	l.x = x
-	l.y.Resize(x.Rows, x.Cols)
-	y := l.y.Data[:len(x.Data)]
-	// Branch-free: the sign bit picks the factor (signs are random, so a
-	// branch would mispredict half the time).
-	k := [2]float32{1, l.Slope}
-	for i, v := range x.Data {
-		y[i] = v * k[math.Float32bits(v)>>31]
-	}
-	return &l.y
-}
-
-func (l *LeakyReLU) Backward(dy *Matrix) *Matrix {
-	l.dx.Resize(dy.Rows, dy.Cols)
-	dx, x := l.dx.Data, l.x.Data[:len(dy.Data)]
-	k := [2]float32{1, l.Slope}
-	for i, g := range dy.Data {
-		dx[i] = g * k[math.Float32bits(x[i])>>31]
-	}
-	return &l.dx
-}
-
-func (l *LeakyReLU) Params() []*Param { return nil }

@@ -52,7 +52,7 @@ func checkParamGrads(t *testing.T, ps []*Param, loss func() float64, rng *rand.R
 func TestOneHotMLPGradients(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const vocab, k, rows = 20, 3, 7
-	m := NewOneHotMLP("net", vocab, []int{16, 16, 5}, func() Layer { return NewLeakyReLU() }, rng)
+	m := NewOneHotMLP("net", vocab, []int{16, 16, 5}, LeakyReLU, rng)
 	idx := make([]int32, rows*k)
 	for i := range idx {
 		idx[i] = int32(rng.IntN(vocab))
@@ -69,7 +69,7 @@ func TestOneHotMLPGradients(t *testing.T) {
 func TestDenseMLPGradients(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const in, rows = 6, 9
-	m := NewMLP("net", in, []int{12, 8, 3}, func() Layer { return NewLeakyReLU() }, rng)
+	m := NewMLP("net", in, []int{12, 8, 3}, LeakyReLU, rng)
 	x := &Matrix{Rows: rows, Cols: in, Data: randomCoef(rng, rows*in)}
 	c := randomCoef(rng, rows*3)
 	loss := func() float64 { return weightedSum(m.Forward(x), c) }
@@ -235,7 +235,7 @@ func TestClipGradNorm(t *testing.T) {
 
 func TestSaveLoadRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
-	m := NewOneHotMLP("student", 10, []int{4, 3}, func() Layer { return NewLeakyReLU() }, rng)
+	m := NewOneHotMLP("student", 10, []int{4, 3}, LeakyReLU, rng)
 	opt := NewAdam(Group{Params: m.Params(), LR: 1e-3})
 	for _, p := range m.Params() {
 		for i := range p.Grad {
@@ -256,7 +256,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 			t.Errorf("first weight saved as %v, want PyTorch layout [4 10]", tt.Shape)
 		}
 	}
-	m2 := NewOneHotMLP("student", 10, []int{4, 3}, func() Layer { return NewLeakyReLU() }, rand.New(rand.NewPCG(7, 7)))
+	m2 := NewOneHotMLP("student", 10, []int{4, 3}, LeakyReLU, rand.New(rand.NewPCG(7, 7)))
 	opt2 := NewAdam(Group{Params: m2.Params(), LR: 1e-3})
 	if err := LoadParams("", m2.Params(), ts); err != nil {
 		t.Fatal(err)
@@ -276,7 +276,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		t.Errorf("steps %d", opt2.Steps)
 	}
 	// Wrong architecture: a clear error.
-	m3 := NewOneHotMLP("student", 11, []int{4, 3}, func() Layer { return NewLeakyReLU() }, rng)
+	m3 := NewOneHotMLP("student", 11, []int{4, 3}, LeakyReLU, rng)
 	if err := LoadParams("", m3.Params(), ts); err == nil {
 		t.Error("loading into a different shape did not fail")
 	}

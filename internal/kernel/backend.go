@@ -6,8 +6,9 @@ import "sync"
 type Backend string
 
 const (
-	BackendGo   Backend = "go"
-	backendAVX2 Backend = "avx2+fma"
+	BackendGo     Backend = "go"
+	backendAVX2   Backend = "avx2+fma"
+	backendAVX512 Backend = "avx512"
 )
 
 // backend is the fastest implementation this CPU supports; tests switch it
@@ -19,10 +20,14 @@ func Name() Backend { return backend }
 
 // Available lists the backends this machine can run, fastest last.
 func Available() []Backend {
+	b := []Backend{BackendGo}
 	if hasSIMD {
-		return []Backend{BackendGo, backendAVX2}
+		b = append(b, backendAVX2)
 	}
-	return []Backend{BackendGo}
+	if hasAVX512 {
+		b = append(b, backendAVX512)
+	}
+	return b
 }
 
 // Use switches the backend, for tests and benchmarks. It returns the previous

@@ -31,33 +31,9 @@ func Gemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, l
 		}
 		return
 	}
-	if backend != BackendGo && n < 16 && m >= 16 && !(transA && transB) {
-		// Narrow outputs (a policy's few logits) leave the 16-wide
-		// micro-kernel idle: compute Cᵀ = op(B)ᵀ·op(A)ᵀ, which is wide.
-		buf := packPool.Get().(*[]float32)
-		defer packPool.Put(buf)
-		if cap(*buf) < n*m {
-			*buf = make([]float32, n*m)
-		}
-		ct := (*buf)[:n*m]
-		Gemm(!transB, !transA, n, m, k, b, ldb, a, lda, ct, m, false)
-		for i := range m {
-			crow := c[i*ldc : i*ldc+n]
-			for j := range crow {
-				if accumulate {
-					crow[j] += ct[j*m+i]
-				} else {
-					crow[j] = ct[j*m+i]
-				}
-			}
-		}
+	if backend != BackendGo {
+		gemmSIMD(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
 		return
-	}
-	if backend != BackendGo && transB && (transA || m >= 32) {
-		// Transpose B once so the micro-kernel reads contiguous rows.
-		buf := packPool.Get().(*[]float32)
-		defer packPool.Put(buf)
-		b, ldb, transB = packTransposed(buf, b, ldb, n, k), n, false
 	}
 	if workers := runtime.GOMAXPROCS(0); workers > 1 && m >= 2*workers && m*n*k >= parallelMACs {
 		gemmParallel(workers, transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
@@ -75,7 +51,7 @@ func checkShape(name string, trans bool, rows, cols, length, ld int) {
 	}
 }
 
-// gemmRange computes rows [lo, hi) of C.
+// gemmRange computes rows [lo, hi) of C with the portable kernels.
 func gemmRange(transA, transB bool, lo, hi, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
 	if !accumulate {
 		for i := lo; i < hi; i++ {
@@ -83,8 +59,6 @@ func gemmRange(transA, transB bool, lo, hi, n, k int, a []float32, lda int, b []
 		}
 	}
 	switch {
-	case backend != BackendGo && !transB: // transposed B was packed above
-		gemmSIMD(transA, lo, hi, n, k, a, lda, b, ldb, c, ldc)
 	case !transA && !transB:
 		gemmNN(lo, hi, n, k, a, lda, b, ldb, c, ldc)
 	case transA && !transB:

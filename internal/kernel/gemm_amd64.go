@@ -8,11 +8,15 @@ import "golang.org/x/sys/cpu"
 func kern4x16(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
-func kern1x16(k int, a *float32, psA int, b *float32, ldb int, c *float32)
+func kern8x32(k int, a *float32, b *float32, ldb int, c *float32, ldc int)
 
 func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		backend = backendAVX2
 		hasSIMD = true
+	}
+	if cpu.X86.HasAVX512F && hasSIMD {
+		backend = backendAVX512
+		hasAVX512 = true
 	}
 }

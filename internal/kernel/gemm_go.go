@@ -8,6 +8,15 @@ func gemmNN(lo, hi, n, k int, a []float32, lda int, b []float32, ldb int, c []fl
 	for i := lo; i < hi; i++ {
 		crow := c[i*ldc : i*ldc+n]
 		arow := a[i*lda : i*lda+k]
+		if n < 8 {
+			// Few columns (a policy's logits): inline, no call per p.
+			for p, av := range arow {
+				for j, bv := range b[p*ldb : p*ldb+n] {
+					crow[j] += av * bv
+				}
+			}
+			continue
+		}
 		for p, av := range arow {
 			if av == 0 {
 				continue

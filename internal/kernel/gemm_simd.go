@@ -2,37 +2,275 @@
 
 package kernel
 
-var hasSIMD bool // set by init when the CPU has AVX2 and FMA
+import (
+	"runtime"
+	"sync"
+)
 
-// gemmSIMD computes rows [lo, hi) of C += op(A)·B with B stored k×n
-// (callers pack a transposed B first). Columns are taken in panels of 16 so
-// one k×16 panel of B stays in cache while every row block streams past it.
-func gemmSIMD(transA bool, lo, hi, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-	rsA, psA := lda, 1
-	if transA {
-		rsA, psA = 1, lda
+// SIMD path: a GotoBLAS-style blocked product. The k dimension is cut into
+// blocks of kcBlock; for each, a block of mcBlock rows of op(A) is packed
+// into micro-panels of mr rows (mr values contiguous per p), and a
+// register-blocked micro-kernel multiplies each micro-panel with an nr-wide
+// panel of B read in place (B is row-major after any transposition has been
+// packed away). The packed A block stays in L2 and the B panel in L1.
+
+const (
+	kcBlock = 256
+	mcBlock = 128
+)
+
+type microKernel struct {
+	mr, nr int
+	run    func(k int, a, b *float32, ldb int, c *float32, ldc int)
+}
+
+var (
+	avx512Kernel = microKernel{8, 32, kern8x32}
+	avx2Kernel   = microKernel{4, 16, func(k int, a, b *float32, ldb int, c *float32, ldc int) {
+		kern4x16(k, a, 1, 4, b, ldb, c, ldc)
+	}}
+)
+
+var hasSIMD, hasAVX512 bool // set by init from the CPU features
+
+func (b Backend) micro() microKernel {
+	if b == backendAVX512 {
+		return avx512Kernel
 	}
-	n16 := n &^ 15
-	for j := 0; j < n16; j += 16 {
-		i := lo
-		for ; i+4 <= hi; i += 4 {
-			kern4x16(k, &a[i*rsA], rsA, psA, &b[j], ldb, &c[i*ldc+j], ldc)
-		}
-		for ; i < hi; i++ {
-			kern1x16(k, &a[i*rsA], psA, &b[j], ldb, &c[i*ldc+j])
-		}
-	}
-	if n16 == n {
+	return avx2Kernel
+}
+
+// scratch is one worker's packing space.
+type scratch struct {
+	a    []float32 // packed A block
+	b    []float32 // packed panels of a transposed B block
+	edge []float32 // zero-padded last B panel
+	tile []float32 // partial C tile
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+func gemmSIMD(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
+	mk := backend.micro()
+	if n < mk.nr/2 && m < mk.nr {
+		// Tiny and narrow (a sampling step's logits): packing would cost
+		// more than the product.
+		gemmRange(transA, transB, 0, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
 		return
 	}
-	for i := lo; i < hi; i++ {
-		crow := c[i*ldc+n16 : i*ldc+n]
-		for p := range k {
-			av := a[i*rsA+p*psA]
-			brow := b[p*ldb+n16 : p*ldb+n]
-			for j, bv := range brow {
-				crow[j] += av * bv
+	if n < mk.nr/2 {
+		// Narrow outputs (a policy's few logits) would leave most of the
+		// micro-kernel idle: compute Cᵀ = op(B)ᵀ·op(A)ᵀ, which is wide.
+		buf := packPool.Get().(*[]float32)
+		defer packPool.Put(buf)
+		ct := growF32(buf, n*m)
+		gemmSIMD(!transB, !transA, n, m, k, b, ldb, a, lda, ct, m, false)
+		for i := range m {
+			crow := c[i*ldc : i*ldc+n]
+			for j := range crow {
+				if accumulate {
+					crow[j] += ct[j*m+i]
+				} else {
+					crow[j] = ct[j*m+i]
+				}
 			}
 		}
+		return
+	}
+	if !accumulate {
+		for i := range m {
+			clear(c[i*ldc : i*ldc+n])
+		}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if workers == 1 || m*n*k < parallelMACs {
+		blocked(mk, transA, transB, 0, m, 0, n, n, k, a, lda, b, ldb, c, ldc)
+		return
+	}
+	var wg sync.WaitGroup
+	if m >= 2*mcBlock || n < 2*mk.nr {
+		chunk := roundUp((m+workers-1)/workers, mk.mr)
+		for lo := 0; lo < m; lo += chunk {
+			wg.Add(1)
+			go func(lo, hi int) {
+				defer wg.Done()
+				blocked(mk, transA, transB, lo, hi, 0, n, n, k, a, lda, b, ldb, c, ldc)
+			}(lo, min(lo+chunk, m))
+		}
+	} else {
+		chunk := roundUp((n+workers-1)/workers, mk.nr)
+		for lo := 0; lo < n; lo += chunk {
+			wg.Add(1)
+			go func(lo, hi int) {
+				defer wg.Done()
+				blocked(mk, transA, transB, 0, m, lo, hi, n, k, a, lda, b, ldb, c, ldc)
+			}(lo, min(lo+chunk, n))
+		}
+	}
+	wg.Wait()
+}
+
+func roundUp(x, m int) int { return (x + m - 1) / m * m }
+
+func growF32(buf *[]float32, n int) []float32 {
+	if cap(*buf) < n {
+		*buf = make([]float32, n)
+	}
+	return (*buf)[:n]
+}
+
+// blocked adds op(A)[lo:hi, :]·op(B)[:, jlo:jhi] to C. A row-major B is
+// read in place; a transposed one is packed, per k block, into nr-wide
+// panels (reading its rows contiguously).
+func blocked(mk microKernel, transA, transB bool, lo, hi, jlo, jhi, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	mr, nr := mk.mr, mk.nr
+	if cap(s.tile) < mr*nr {
+		s.tile = make([]float32, mr*nr)
+	}
+	tile := s.tile[:mr*nr]
+	for p0 := 0; p0 < k; p0 += kcBlock {
+		kc := min(kcBlock, k-p0)
+		if transB {
+			packBT(s, b, ldb, jlo, jhi, p0, kc, nr)
+		}
+		for i0 := lo; i0 < hi; i0 += mcBlock {
+			mc := min(mcBlock, hi-i0)
+			pa := packA(s, transA, a, lda, i0, mc, p0, kc, mr)
+			for j := jlo; j < jhi; j += nr {
+				var bp *float32
+				ldbp := nr
+				switch {
+				case transB:
+					bp = &s.b[(j-jlo)*kc]
+				case j+nr <= n:
+					bp, ldbp = &b[p0*ldb+j], ldb
+				default:
+					// The last panel is narrower than the kernel: copy it
+					// zero-padded so the kernel never reads past B.
+					s.edge = growF32(&s.edge, kc*nr)
+					clear(s.edge)
+					for p := range kc {
+						copy(s.edge[p*nr:p*nr+n-j], b[(p0+p)*ldb+j:(p0+p)*ldb+n])
+					}
+					bp = &s.edge[0]
+				}
+				w := min(nr, jhi-j)
+				for r0 := 0; r0 < mc; r0 += mr {
+					ap := &pa[r0*kc]
+					if w == nr && r0+mr <= mc {
+						mk.run(kc, ap, bp, ldbp, &c[(i0+r0)*ldc+j], ldc)
+						continue
+					}
+					clear(tile)
+					mk.run(kc, ap, bp, ldbp, &tile[0], nr)
+					for r := range min(mr, mc-r0) {
+						crow := c[(i0+r0+r)*ldc+j : (i0+r0+r)*ldc+j+w]
+						for q, v := range tile[r*nr : r*nr+w] {
+							crow[q] += v
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// packBT packs op(B)[p0:p0+kc, jlo:jhi] for B stored n×k (op = transpose)
+// into panels of nr columns, each kc×nr row-major and zero-padded.
+func packBT(s *scratch, b []float32, ldb, jlo, jhi, p0, kc, nr int) {
+	cols := roundUp(jhi-jlo, nr)
+	bp := growF32(&s.b, cols*kc)
+	for j := jlo; j < jlo+cols; j += nr {
+		panel := bp[(j-jlo)*kc : (j-jlo+nr)*kc]
+		for jj := 0; jj < nr; jj++ {
+			if jj%8 == 0 && j+jj+8 <= jhi {
+				packRows8(panel[jj:], nr, b, ldb, j+jj, p0, kc)
+				jj += 7
+				continue
+			}
+			if j+jj >= jhi {
+				for p := range kc {
+					panel[p*nr+jj] = 0
+				}
+				continue
+			}
+			row := b[(j+jj)*ldb+p0 : (j+jj)*ldb+p0+kc]
+			for p, v := range row {
+				panel[p*nr+jj] = v
+			}
+		}
+	}
+}
+
+// packA copies op(A)[i0:i0+mc, p0:p0+kc] into micro-panels of mr rows: panel
+// r0/mr holds, for each p, the mr values A(i0+r0..i0+r0+mr-1, p0+p), with
+// rows past mc zero.
+func packA(s *scratch, transA bool, a []float32, lda, i0, mc, p0, kc, mr int) []float32 {
+	rows := roundUp(mc, mr)
+	pa := growF32(&s.a, rows*kc)
+	for r0 := 0; r0 < rows; r0 += mr {
+		panel := pa[r0*kc : (r0+mr)*kc]
+		valid := min(mr, mc-r0)
+		if transA {
+			// op(A) rows are columns of A: mr contiguous values per p.
+			for p := range kc {
+				src := a[(p0+p)*lda+i0+r0:]
+				dst := panel[p*mr : (p+1)*mr]
+				copy(dst, src[:valid])
+				clear(dst[valid:])
+			}
+			continue
+		}
+		if valid == mr && mr == 8 {
+			packRows8(panel, 8, a, lda, i0+r0, p0, kc)
+			continue
+		}
+		for r := range mr {
+			if r >= valid {
+				for p := range kc {
+					panel[p*mr+r] = 0
+				}
+				continue
+			}
+			i := i0 + r0 + r
+			row := a[i*lda+p0 : i*lda+p0+kc]
+			for p, v := range row {
+				panel[p*mr+r] = v
+			}
+		}
+	}
+	return pa
+}
+
+// packRows8 interleaves rows i..i+7 of A (columns p0..p0+kc) into panel:
+// panel[p·stride + r] = A[i+r, p0+p], 8 contiguous writes per p.
+func packRows8(panel []float32, stride int, a []float32, lda, i, p0, kc int) {
+	if blocks := kc / 8; blocks > 0 {
+		// Rows i..i+7 end at (i+7)·lda + p0 + 8·blocks ≤ len(a), and the
+		// panel's last written row at (8·blocks-1)·stride + 8 ≤ len(panel).
+		_ = a[(i+7)*lda+p0+8*blocks-1]
+		_ = panel[(8*blocks-1)*stride+7]
+		transpose8(&panel[0], stride, &a[i*lda+p0], lda, blocks)
+		done := 8 * blocks
+		if done == kc {
+			return
+		}
+		panel, p0, kc = panel[done*stride:], p0+done, kc-done
+	}
+	r0 := a[i*lda+p0 : i*lda+p0+kc]
+	r1 := a[(i+1)*lda+p0 : (i+1)*lda+p0+kc]
+	r2 := a[(i+2)*lda+p0 : (i+2)*lda+p0+kc]
+	r3 := a[(i+3)*lda+p0 : (i+3)*lda+p0+kc]
+	r4 := a[(i+4)*lda+p0 : (i+4)*lda+p0+kc]
+	r5 := a[(i+5)*lda+p0 : (i+5)*lda+p0+kc]
+	r6 := a[(i+6)*lda+p0 : (i+6)*lda+p0+kc]
+	r7 := a[(i+7)*lda+p0 : (i+7)*lda+p0+kc]
+	panel = panel[:(kc-1)*stride+8]
+	for p := range r0 {
+		d := panel[p*stride : p*stride+8 : p*stride+8]
+		d[0], d[1], d[2], d[3] = r0[p], r1[p], r2[p], r3[p]
+		d[4], d[5], d[6], d[7] = r4[p], r5[p], r6[p], r7[p]
 	}
 }

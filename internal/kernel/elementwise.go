@@ -1,0 +1,93 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+)
+
+// Element-wise kernels of the layers, vectorised on amd64 with AVX2 (the
+// vector body handles multiples of 8; Go handles the tail).
+
+func useSIMD() bool { return simdElementwise && backend != BackendGo }
+
+// AddTo sets dst[i] += src[i].
+func AddTo(dst, src []float32) {
+	if len(dst) != len(src) {
+		panic(fmt.Sprintf("kernel: AddTo of %d into %d elements", len(src), len(dst)))
+	}
+	n := 0
+	if useSIMD() && len(dst) >= 8 {
+		n = len(dst) &^ 7
+		addTo8(&dst[0], &src[0], n)
+	}
+	for i := n; i < len(dst); i++ {
+		dst[i] += src[i]
+	}
+}
+
+// BiasLeakyReLU sets every row r of y (rows of len(b)) to
+// LeakyReLU(y_r + b) with the given slope in (0, 1).
+func BiasLeakyReLU(y, b []float32, slope float32) {
+	cols := len(b)
+	if cols == 0 || len(y)%cols != 0 {
+		panic(fmt.Sprintf("kernel: BiasLeakyReLU of %d values with a bias of %d", len(y), cols))
+	}
+	for r := 0; r < len(y); r += cols {
+		row := y[r : r+cols]
+		n := 0
+		if useSIMD() && cols >= 8 {
+			n = cols &^ 7
+			biasLeaky8(&row[0], &b[0], n, slope)
+		}
+		for i := n; i < cols; i++ {
+			v := row[i] + b[i]
+			row[i] = max(v, slope*v)
+		}
+	}
+}
+
+// LeakyReLUGrad sets d[i] *= slope where y[i] < 0 (y is the activation's
+// output, which has the sign of its input).
+func LeakyReLUGrad(d, y []float32, slope float32) {
+	if len(d) != len(y) {
+		panic(fmt.Sprintf("kernel: LeakyReLUGrad of %d gradients for %d outputs", len(d), len(y)))
+	}
+	n := 0
+	if useSIMD() && len(d) >= 8 {
+		n = len(d) &^ 7
+		leakyGrad8(&d[0], &y[0], n, slope)
+	}
+	for i := n; i < len(d); i++ {
+		if math.Signbit(float64(y[i])) {
+			d[i] *= slope
+		}
+	}
+}
+
+// AdamCoef holds the per-step constants of an Adam update in float32.
+type AdamCoef struct {
+	B1, OneMinusB1, B2, OneMinusB2 float32
+	Step                           float32 // lr / (1 - β1^t)
+	SqrtBC2                        float32 // √(1 - β2^t)
+	Eps                            float32
+}
+
+// Adam applies one update to parameters w with gradients g and moments m,
+// v (all the same length), as torch.optim.Adam does in float32.
+func Adam(w, g, m, v []float32, c AdamCoef) {
+	if len(g) != len(w) || len(m) != len(w) || len(v) != len(w) {
+		panic(fmt.Sprintf("kernel: Adam on %d parameters with %d gradients and %d/%d moments", len(w), len(g), len(m), len(v)))
+	}
+	n := 0
+	if useSIMD() && len(w) >= 8 {
+		n = len(w) &^ 7
+		adam8(&w[0], &g[0], &m[0], &v[0], n, c.B1, c.OneMinusB1, c.B2, c.OneMinusB2, c.Step, c.SqrtBC2, c.Eps)
+	}
+	for i := n; i < len(w); i++ {
+		gi := g[i]
+		mi := c.B1*m[i] + c.OneMinusB1*gi
+		vi := c.B2*v[i] + c.OneMinusB2*gi*gi
+		m[i], v[i] = mi, vi
+		w[i] -= c.Step * mi / (float32(math.Sqrt(float64(vi)))/c.SqrtBC2 + c.Eps)
+	}
+}

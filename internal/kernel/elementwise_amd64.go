@@ -1,0 +1,20 @@
+//go:build !purego
+
+package kernel
+
+//go:noescape
+func addTo8(dst, src *float32, n int)
+
+//go:noescape
+func biasLeaky8(y, b *float32, n int, slope float32)
+
+//go:noescape
+func leakyGrad8(d, y *float32, n int, slope float32)
+
+const simdElementwise = true
+
+//go:noescape
+func transpose8(dst *float32, dstStride int, src *float32, srcStride int, blocks int)
+
+//go:noescape
+func adam8(w, grad, m, v *float32, n int, b1, ob1, b2, ob2, step, sqrtBC2, eps float32)

@@ -1,0 +1,17 @@
+//go:build !amd64 || purego
+
+package kernel
+
+const simdElementwise = false
+
+func addTo8(dst, src *float32, n int)                 { panic("unreachable") }
+func biasLeaky8(y, b *float32, n int, slope float32) { panic("unreachable") }
+func leakyGrad8(d, y *float32, n int, slope float32) { panic("unreachable") }
+
+func transpose8(dst *float32, dstStride int, src *float32, srcStride int, blocks int) {
+	panic("unreachable")
+}
+
+func adam8(w, grad, m, v *float32, n int, b1, ob1, b2, ob2, step, sqrtBC2, eps float32) {
+	panic("unreachable")
+}
