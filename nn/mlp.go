@@ -10,8 +10,8 @@ import (
 // nn.Sequential(Linear, LeakyReLU, ..., Linear). The input layer is either a
 // OneHot (index-list inputs) or a Linear (dense inputs).
 type MLP struct {
-	OneHot *OneHot    // set for index-list inputs
-	First  *Linear    // set for dense inputs
+	OneHot *OneHot   // set for index-list inputs
+	First  *Linear   // set for dense inputs
 	Layers []*Linear // the layers after the input layer
 }
 

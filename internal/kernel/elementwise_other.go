@@ -4,7 +4,7 @@ package kernel
 
 const simdElementwise = false
 
-func addTo8(dst, src *float32, n int)                 { panic("unreachable") }
+func addTo8(dst, src *float32, n int)                { panic("unreachable") }
 func biasLeaky8(y, b *float32, n int, slope float32) { panic("unreachable") }
 func leakyGrad8(d, y *float32, n int, slope float32) { panic("unreachable") }
 
