@@ -50,6 +50,7 @@ func TestHelpGolden(t *testing.T) {
 		{"train-help", []string{"train", "--help"}},
 		{"sample-help", []string{"sample", "-h"}},
 		{"eval-help", []string{"help", "eval"}},
+		{"bench-speed-help", []string{"bench", "speed", "--help"}},
 	} {
 		out, _, err := runCLI(c.args...)
 		if err != nil {
@@ -78,6 +79,8 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"bad-flag", []string{"train", "--sdie", "4"}},
 		{"bad-schedule", []string{"train", "--schedule", "SSQ"}},
 		{"sample-no-checkpoint", []string{"sample"}},
+		{"bench-unknown", []string{"bench", "fast"}},
+		{"bench-bad-iterations", []string{"bench", "speed", "--iterations", "0"}},
 	}
 	var all strings.Builder
 	for _, c := range cases {
