@@ -221,10 +221,57 @@ func TestSteadyStateSamplingDoesNotAllocate(t *testing.T) {
 	for range 20 { // warm up the buffers to their high-water mark
 		s.Forward(m, 16, discrete.SampleOptions{Eps: 1}, rng, &tr)
 	}
-	allocs := testing.AllocsPerRun(20, func() {
-		s.Forward(m, 16, discrete.SampleOptions{Eps: 1}, rng, &tr)
-	})
-	if allocs > 0.5 {
-		t.Errorf("%.1f allocations per batch in steady state", allocs)
+	for _, rec := range []bool{false, true} {
+		opt := discrete.SampleOptions{Eps: 1, Record: rec}
+		for range 20 {
+			s.Forward(m, 16, opt, rng, &tr)
+		}
+		allocs := testing.AllocsPerRun(20, func() { s.Forward(m, 16, opt, rng, &tr) })
+		if allocs > 0.5 {
+			t.Errorf("record=%v: %.1f allocations per batch in steady state", rec, allocs)
+		}
+	}
+}
+
+// TB on a batch recorded while sampling must equal TB with a fresh forward
+// pass: same loss, same δ, same gradients.
+func TestRecordedBatchMatchesRecomputed(t *testing.T) {
+	g := grid(t, 2, 12)
+	rng := rand.New(rand.NewPCG(9, 9))
+	m := discrete.NewMLPModel(g, "m", []int{32, 32}, rng)
+	logZ := nn.NewParam("logZ")
+	s := discrete.NewSampler(g)
+	var tr discrete.Trajectories
+	s.Forward(m, 16, discrete.SampleOptions{Record: true, Eps: 0.1}, rng, &tr)
+	if tr.RecBy == nil || len(tr.Rec) != tr.NumTransitions() {
+		t.Fatal("sampling did not record")
+	}
+	logR := make([]float64, tr.Len())
+	g.LogReward(tr.Final, tr.Len(), logR)
+	grads := func() ([]float32, float64, []float64) {
+		var tb discrete.TB
+		nn.ZeroGrad(append(m.Params(), logZ))
+		d := make([]float64, tr.Len())
+		loss := tb.Loss(g, m, logZ, &tr, logR, d, true)
+		var all []float32
+		for _, p := range append(m.Params(), logZ) {
+			all = append(all, p.Grad...)
+		}
+		return all, loss, d
+	}
+	g1, l1, d1 := grads() // uses the recording
+	g2, l2, d2 := grads() // the generation moved on: recomputes
+	if math.Abs(l1-l2) > 1e-9 {
+		t.Errorf("loss %v recorded, %v recomputed", l1, l2)
+	}
+	for i := range d1 {
+		if math.Abs(d1[i]-d2[i]) > 1e-9 {
+			t.Errorf("δ[%d] %v vs %v", i, d1[i], d2[i])
+		}
+	}
+	for i := range g1 {
+		if math.Abs(float64(g1[i]-g2[i])) > 1e-5*(1+math.Abs(float64(g2[i]))) {
+			t.Fatalf("gradient %d: %v recorded, %v recomputed", i, g1[i], g2[i])
+		}
 	}
 }

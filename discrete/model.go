@@ -18,11 +18,28 @@ type Model interface {
 	Params() []*nn.Param
 }
 
-// MLPModel is an MLP on the environment's one-hot state features.
+// Recorder is a Model that can record the forward passes of a sampling
+// run and offer them as one forward pass for training, saving the
+// recomputation of activations that are already known.
+type Recorder interface {
+	Model
+	// StartRecording makes the following Forward calls append to a tape.
+	StartRecording()
+	// StopRecording makes the tape the most recent forward pass and
+	// returns its logits (rows in call order) with the pass's generation.
+	StopRecording() (*nn.Matrix, uint64)
+	// Generation counts forward passes; a recorded pass is still usable
+	// for Backward while the generation is unchanged.
+	Generation() uint64
+}
+
+// MLPModel is an MLP on the environment's one-hot state features. It is a
+// Recorder.
 type MLPModel struct {
 	Env Env
 	Net *nn.MLP
 	idx []int32
+	gen uint64
 }
 
 // NewMLPModel builds a LeakyReLU MLP with the given hidden widths on env's
@@ -35,6 +52,7 @@ func NewMLPModel(env Env, prefix string, hidden []int, rng *rand.Rand) *MLPModel
 }
 
 func (m *MLPModel) Forward(states []int32, rows int) *nn.Matrix {
+	m.gen++
 	w, k := m.Env.StateLen(), m.Env.FeaturesPerState()
 	m.idx = growInt32(m.idx, rows*k)
 	for r := range rows {
@@ -44,6 +62,15 @@ func (m *MLPModel) Forward(states []int32, rows int) *nn.Matrix {
 }
 
 func (m *MLPModel) Backward(dlogits *nn.Matrix) { m.Net.Backward(dlogits) }
+
+func (m *MLPModel) StartRecording() { m.Net.Record() }
+
+func (m *MLPModel) StopRecording() (*nn.Matrix, uint64) {
+	m.gen++
+	return m.Net.EndRecord(), m.gen
+}
+
+func (m *MLPModel) Generation() uint64 { return m.gen }
 
 func (m *MLPModel) Params() []*nn.Param { return m.Net.Params() }
 

@@ -12,6 +12,9 @@ type SampleOptions struct {
 	Eps float64
 	// Temperature divides the logits before the softmax; 0 means 1.
 	Temperature float64
+	// Record asks a Recorder model to keep its forward passes, so that
+	// TB on this batch with the same model reuses them.
+	Record bool
 }
 
 // Sampler draws trajectories forward from a model or backward with the
@@ -24,6 +27,7 @@ type Sampler struct {
 	owner []int   // trajectory index of each active row
 	trS   [][]int32
 	trA   [][]int32
+	trR   [][]int32 // recorded row of each transition
 	final []int32
 	logpf []float64
 	mask  []bool
@@ -37,9 +41,10 @@ func (s *Sampler) resetTraj(n int) {
 	for len(s.trS) < n {
 		s.trS = append(s.trS, nil)
 		s.trA = append(s.trA, nil)
+		s.trR = append(s.trR, nil)
 	}
 	for b := range n {
-		s.trS[b], s.trA[b] = s.trS[b][:0], s.trA[b][:0]
+		s.trS[b], s.trA[b], s.trR[b] = s.trS[b][:0], s.trA[b][:0], s.trR[b][:0]
 	}
 	s.final = growInt32(s.final, n*s.Env.StateLen())
 	s.logpf = growF64(s.logpf, n)
@@ -64,6 +69,14 @@ func (s *Sampler) Forward(m Model, n int, opt SampleOptions, rng *rand.Rand, out
 	}
 	s.mask = growBool(s.mask, na)
 	s.probs = growF64(s.probs, na)
+	rec, _ := m.(Recorder)
+	if !opt.Record {
+		rec = nil
+	}
+	if rec != nil {
+		rec.StartRecording()
+	}
+	base := 0 // recorded rows so far
 	for rows := n; rows > 0; {
 		logits := m.Forward(s.cur[:rows*w], rows)
 		next := 0
@@ -73,6 +86,7 @@ func (s *Sampler) Forward(m Model, n int, opt SampleOptions, rng *rand.Rand, out
 			b := s.owner[r]
 			s.trS[b] = append(s.trS[b], st...)
 			s.trA[b] = append(s.trA[b], int32(a))
+			s.trR[b] = append(s.trR[b], int32(base+r))
 			s.logpf[b] += lp
 			if env.Step(st, a) {
 				copy(s.final[b*w:(b+1)*w], st)
@@ -85,11 +99,19 @@ func (s *Sampler) Forward(m Model, n int, opt SampleOptions, rng *rand.Rand, out
 			}
 			next++
 		}
+		base += rows
 		rows = next
 	}
 	out.Reset(w)
 	for b := range n {
 		out.add(env, s.trS[b], s.trA[b], s.final[b*w:(b+1)*w], s.logpf[b])
+	}
+	if rec != nil {
+		out.RecLogits, out.RecGen = rec.StopRecording()
+		out.RecBy = rec
+		for b := range n {
+			out.Rec = append(out.Rec, s.trR[b]...)
+		}
 	}
 }
 

@@ -18,22 +18,36 @@ type TB struct {
 	dlogp   nn.Matrix
 	dlogits nn.Matrix
 	logPF   []float64
+	row     []int32 // logits row of each transition
 }
 
 // LogPF writes log P_F(τ) under model m for every trajectory of tr into
-// out, leaving the forward pass ready for Backward.
+// out, leaving the forward pass ready for Backward. When tr was sampled by
+// m with recording and m has not run since, the recorded pass is used
+// instead of a new one (it is the same computation).
 func (tb *TB) LogPF(env Env, m Model, tr *Trajectories, out []float64) {
 	T, na, w := tr.NumTransitions(), env.NumActions(), tr.StateLen
-	logits := m.Forward(tr.States, T)
+	var logits *nn.Matrix
+	tb.row = growInt32(tb.row, T)
+	if tr.recorded(m) {
+		logits = tr.RecLogits
+		copy(tb.row, tr.Rec)
+	} else {
+		logits = m.Forward(tr.States, T)
+		for i := range tb.row {
+			tb.row[i] = int32(i)
+		}
+	}
 	tb.mask = growBool(tb.mask, T*na)
 	for i := range T {
-		env.ForwardMask(tr.States[i*w:(i+1)*w], tb.mask[i*na:(i+1)*na])
+		r := int(tb.row[i])
+		env.ForwardMask(tr.States[i*w:(i+1)*w], tb.mask[r*na:(r+1)*na])
 	}
 	nn.LogSoftmax(&tb.logp, logits, tb.mask)
 	for b := range tr.Len() {
 		var s float64
 		for t := tr.Off[b]; t < tr.Off[b+1]; t++ {
-			s += float64(tb.logp.Data[t*na+int(tr.Actions[t])])
+			s += float64(tb.logp.Data[int(tb.row[t])*na+int(tr.Actions[t])])
 		}
 		out[b] = s
 	}
@@ -69,7 +83,7 @@ func (tb *TB) Loss(env Env, m Model, logZ *nn.Param, tr *Trajectories, logR, del
 		g := -2 * delta[b] / float64(n)
 		dz += g
 		for t := tr.Off[b]; t < tr.Off[b+1]; t++ {
-			tb.dlogp.Data[t*na+int(tr.Actions[t])] = float32(g)
+			tb.dlogp.Data[int(tb.row[t])*na+int(tr.Actions[t])] = float32(g)
 		}
 	}
 	logZ.Grad[0] += float32(dz)

@@ -1,6 +1,10 @@
 package discrete
 
-import "math"
+import (
+	"math"
+
+	"github.com/gfngo/gfn/nn"
+)
 
 // Trajectories is a batch of complete trajectories stored flat: trajectory
 // b has transitions Off[b] ≤ t < Off[b+1], each a source state (StateLen
@@ -17,6 +21,21 @@ type Trajectories struct {
 	// LogPFBehaviour is the log-probability under the policy that sampled
 	// the trajectory (0 for backward-sampled ones); for diagnostics.
 	LogPFBehaviour []float64
+
+	// Set when the sampling model recorded its forward passes
+	// (SampleOptions.Record): Rec[t] is the row of RecLogits holding
+	// transition t's logits, valid for RecBy while its generation is
+	// still RecGen.
+	Rec       []int32
+	RecBy     Recorder
+	RecGen    uint64
+	RecLogits *nn.Matrix
+}
+
+// recorded reports whether TB may reuse m's recorded pass for this batch.
+func (t *Trajectories) recorded(m Model) bool {
+	r, ok := m.(Recorder)
+	return ok && t.RecBy == r && len(t.Rec) == len(t.Actions) && r.Generation() == t.RecGen
 }
 
 // Len is the number of trajectories.
@@ -41,6 +60,7 @@ func (t *Trajectories) Reset(stateLen int) {
 	t.Off = append(t.Off[:0], 0)
 	t.States, t.Actions, t.Final = t.States[:0], t.Actions[:0], t.Final[:0]
 	t.LogPB, t.LogPFBehaviour = t.LogPB[:0], t.LogPFBehaviour[:0]
+	t.Rec, t.RecBy, t.RecLogits = t.Rec[:0], nil, nil
 }
 
 // add appends one trajectory and computes its log P_B.
@@ -58,8 +78,9 @@ func (t *Trajectories) add(env Env, states, actions []int32, final []int32, logP
 	t.LogPFBehaviour = append(t.LogPFBehaviour, logPF)
 }
 
-// Append adds every trajectory of o to t.
+// Append adds every trajectory of o to t (t loses any recording).
 func (t *Trajectories) Append(o *Trajectories) {
+	t.Rec, t.RecBy, t.RecLogits = t.Rec[:0], nil, nil
 	base := len(t.Actions)
 	t.States = append(t.States, o.States...)
 	t.Actions = append(t.Actions, o.Actions...)

@@ -13,6 +13,9 @@ type MLP struct {
 	OneHot *OneHot   // set for index-list inputs
 	First  *Linear   // set for dense inputs
 	Layers []*Linear // the layers after the input layer
+
+	tape  tape
+	tapeX Matrix // recorded dense inputs, once EndRecord has run
 }
 
 // NewOneHotMLP builds an MLP on vocab-wide one-hot inputs with the given
@@ -56,11 +59,21 @@ func (m *MLP) build(prefix string, sizes []int, act Activation, rng *rand.Rand) 
 
 // ForwardIndices runs the network on index-list inputs (k indices per row).
 func (m *MLP) ForwardIndices(idx []int32, k int) *Matrix {
-	return m.forwardLayers(m.OneHot.ForwardIndices(idx, k))
+	y := m.forwardLayers(m.OneHot.ForwardIndices(idx, k))
+	if m.tape.on {
+		m.record(idx, k, nil)
+	}
+	return y
 }
 
 // Forward runs the network on dense inputs.
-func (m *MLP) Forward(x *Matrix) *Matrix { return m.forwardLayers(m.First.Forward(x)) }
+func (m *MLP) Forward(x *Matrix) *Matrix {
+	y := m.forwardLayers(m.First.Forward(x))
+	if m.tape.on {
+		m.record(nil, 0, x)
+	}
+	return y
+}
 
 func (m *MLP) forwardLayers(h *Matrix) *Matrix {
 	for _, l := range m.Layers {

@@ -281,3 +281,67 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		t.Error("loading into a different shape did not fail")
 	}
 }
+
+// A recorded sequence of small forward passes must give the same gradients
+// as one forward pass over all the rows.
+func TestRecordMatchesSingleForward(t *testing.T) {
+	for _, dense := range []bool{false, true} {
+		rng := rand.New(rand.NewPCG(11, 12))
+		var a, b *MLP
+		if dense {
+			a = NewMLP("m", 5, []int{16, 16, 3}, LeakyReLU, rng)
+			b = NewMLP("m", 5, []int{16, 16, 3}, LeakyReLU, rand.New(rand.NewPCG(11, 12)))
+		} else {
+			a = NewOneHotMLP("m", 9, []int{16, 16, 3}, LeakyReLU, rng)
+			b = NewOneHotMLP("m", 9, []int{16, 16, 3}, LeakyReLU, rand.New(rand.NewPCG(11, 12)))
+		}
+		const k = 2
+		sizes := []int{4, 3, 1, 5}
+		var allIdx []int32
+		var allX []float32
+		for round := 0; round < 2; round++ { // the second round reuses the tape buffers
+			allIdx, allX = allIdx[:0], allX[:0]
+			a.Record()
+			for _, rows := range sizes {
+				idx := make([]int32, rows*k)
+				for i := range idx {
+					idx[i] = int32(rng.IntN(9))
+				}
+				x := &Matrix{Rows: rows, Cols: 5, Data: randomCoef(rng, rows*5)}
+				if dense {
+					a.Forward(x)
+				} else {
+					a.ForwardIndices(idx, k)
+				}
+				allIdx = append(allIdx, idx...)
+				allX = append(allX, x.Data...)
+			}
+			ya := a.EndRecord()
+			n := len(allIdx) / k
+			var yb *Matrix
+			if dense {
+				yb = b.Forward(&Matrix{Rows: n, Cols: 5, Data: allX})
+			} else {
+				yb = b.ForwardIndices(allIdx, k)
+			}
+			for i := range yb.Data {
+				if ya.Data[i] != yb.Data[i] {
+					t.Fatalf("dense=%v: recorded output %d = %v, single pass %v", dense, i, ya.Data[i], yb.Data[i])
+				}
+			}
+			c := randomCoef(rng, n*3)
+			ZeroGrad(a.Params())
+			ZeroGrad(b.Params())
+			a.Backward(&Matrix{Rows: n, Cols: 3, Data: append([]float32(nil), c...)})
+			b.Backward(&Matrix{Rows: n, Cols: 3, Data: c})
+			pa, pb := a.Params(), b.Params()
+			for i := range pa {
+				for j := range pa[i].Grad {
+					if math.Abs(float64(pa[i].Grad[j]-pb[i].Grad[j])) > 1e-5 {
+						t.Fatalf("dense=%v round %d: %s grad %d = %v, single pass %v", dense, round, pa[i].Name, j, pa[i].Grad[j], pb[i].Grad[j])
+					}
+				}
+			}
+		}
+	}
+}

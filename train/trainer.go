@@ -115,7 +115,9 @@ func (t *Trainer) Iterate() (Iteration, error) {
 	cfg := t.Cfg
 	role := t.schedule[t.Step%len(t.schedule)]
 	it := Iteration{Role: role, TeacherLoss: math.NaN()}
-	opt := discrete.SampleOptions{Eps: cfg.Eps, Temperature: cfg.Temperature}
+	// Record the behaviour policy's forward passes: its own TB step on
+	// this batch then reuses them instead of recomputing.
+	opt := discrete.SampleOptions{Eps: cfg.Eps, Temperature: cfg.Temperature, Record: true}
 	behaviour := t.Student
 	if role == 'T' {
 		behaviour = t.Teacher

@@ -1,0 +1,99 @@
+package nn
+
+// Recording lets a sequence of small forward passes (one per sampling step)
+// serve later as one large forward pass for Backward, so that training on
+// the sampled rows does not recompute activations that are already known.
+
+// tape holds the recorded rows of one MLP.
+type tape struct {
+	on  bool
+	idx []int32 // OneHot input indices
+	// spare is the idx buffer handed to the OneHot layer at the previous
+	// EndRecord; keeping two means the tape never aliases the caller's or
+	// the layer's indices.
+	spare []int32
+	k     int      // indices per row
+	x     Matrix   // dense inputs
+	outs  []Matrix // per layer outputs: input layer, then Layers
+}
+
+// Record starts recording: every following Forward or ForwardIndices
+// appends its rows (inputs and every layer's outputs) to a tape.
+func (m *MLP) Record() {
+	t := &m.tape
+	t.on = true
+	t.idx, t.k = t.idx[:0], 0
+	t.x.Resize(0, 0)
+	if len(t.outs) != 1+len(m.Layers) {
+		t.outs = make([]Matrix, 1+len(m.Layers))
+	}
+	for i := range t.outs {
+		t.outs[i].Resize(0, 0)
+	}
+}
+
+// Recording reports whether Record is in effect.
+func (m *MLP) Recording() bool { return m.tape.on }
+
+func appendRows(dst *Matrix, src *Matrix) {
+	n := dst.Rows
+	if n == 0 {
+		dst.Resize(0, src.Cols)
+	}
+	dst.Data = append(dst.Data[:n*src.Cols], src.Data[:src.Rows*src.Cols]...)
+	dst.Rows, dst.Cols = n+src.Rows, src.Cols
+}
+
+// record appends the current forward pass to the tape.
+func (m *MLP) record(idx []int32, k int, x *Matrix) {
+	t := &m.tape
+	if m.OneHot != nil {
+		t.idx = append(t.idx, idx...)
+		t.k = k
+		appendRows(&t.outs[0], &m.OneHot.y)
+	} else {
+		appendRows(&t.x, x)
+		appendRows(&t.outs[0], &m.First.y)
+	}
+	for i, l := range m.Layers {
+		appendRows(&t.outs[i+1], &l.y)
+	}
+}
+
+// EndRecord stops recording and makes the tape the most recent forward
+// pass: Backward then applies to every recorded row, in the order they were
+// recorded. It returns the recorded outputs (owned by the MLP).
+func (m *MLP) EndRecord() *Matrix {
+	t := &m.tape
+	t.on = false
+	// Swap tape buffers into the layers' caches (no copy); the layers'
+	// old buffers become the next tape.
+	if m.OneHot != nil {
+		m.OneHot.idx, m.OneHot.k = t.idx, t.k
+		t.idx, t.spare = t.spare, t.idx
+		m.OneHot.y, t.outs[0] = t.outs[0], m.OneHot.y
+		if len(m.Layers) > 0 {
+			m.Layers[0].x = &m.OneHot.y
+		}
+	} else {
+		m.First.y, t.outs[0] = t.outs[0], m.First.y
+		m.tapeX, t.x = t.x, m.tapeX
+		m.First.x = &m.tapeX
+		if len(m.Layers) > 0 {
+			m.Layers[0].x = &m.First.y
+		}
+	}
+	for i, l := range m.Layers {
+		l.y, t.outs[i+1] = t.outs[i+1], l.y
+		if i+1 < len(m.Layers) {
+			m.Layers[i+1].x = &l.y
+		}
+	}
+	if len(m.Layers) == 0 {
+		if m.OneHot != nil {
+			return &m.OneHot.y
+		}
+		return &m.First.y
+	}
+	return &m.Layers[len(m.Layers)-1].y
+}
