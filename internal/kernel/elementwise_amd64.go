@@ -18,3 +18,6 @@ func transpose8(dst *float32, dstStride int, src *float32, srcStride int, blocks
 
 //go:noescape
 func adam8(w, grad, m, v *float32, n int, b1, ob1, b2, ob2, step, sqrtBC2, eps float32)
+
+//go:noescape
+func dot8(x, y *float32, n int) float32

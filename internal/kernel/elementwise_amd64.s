@@ -192,3 +192,39 @@ adLoop:
 adDone:
 	VZEROUPPER
 	RET
+
+// func dot8(x, y *float32, n int) float32   Σ x[i]·y[i], n a multiple of 8
+TEXT ·dot8(SB), NOSPLIT, $0-28
+	MOVQ   x+0(FP), SI
+	MOVQ   y+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	SHRQ   $3, CX
+	JEQ    dotSum
+	TESTQ  $1, CX
+	JEQ    dotPairs
+	VMOVUPS     (SI), Y2
+	VFMADD231PS (DI), Y2, Y0
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	DECQ        CX
+	JEQ         dotSum
+dotPairs:
+	VMOVUPS     (SI), Y2
+	VMOVUPS     32(SI), Y3
+	VFMADD231PS (DI), Y2, Y0
+	VFMADD231PS 32(DI), Y3, Y1
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $2, CX
+	JNE         dotPairs
+dotSum:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, ret+24(FP)
+	VZEROUPPER
+	RET

@@ -15,3 +15,5 @@ func transpose8(dst *float32, dstStride int, src *float32, srcStride int, blocks
 func adam8(w, grad, m, v *float32, n int, b1, ob1, b2, ob2, step, sqrtBC2, eps float32) {
 	panic("unreachable")
 }
+
+func dot8(x, y *float32, n int) float32 { panic("unreachable") }

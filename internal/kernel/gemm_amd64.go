@@ -5,10 +5,10 @@ package kernel
 import "golang.org/x/sys/cpu"
 
 //go:noescape
-func kern4x16(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int)
+func kern4x16(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
 
 //go:noescape
-func kern8x32(k int, a *float32, b *float32, ldb int, c *float32, ldc int)
+func kern8x32(k int, a *float32, b *float32, ldb int, c *float32, ldc int, acc int)
 
 func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {

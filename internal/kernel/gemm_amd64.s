@@ -2,12 +2,12 @@
 
 #include "textflag.h"
 
-// func kern4x16(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int)
+// func kern4x16(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
 //
 // C[r, 0:16] += Σ_p A(r, p)·B[p, 0:16] for r = 0..3, where A(r, p) is at
 // a + r·rsA + p·psA (elements) and B row p at b + p·ldb. Eight YMM
 // accumulators keep both FMA ports busy.
-TEXT ·kern4x16(SB), NOSPLIT, $0-64
+TEXT ·kern4x16(SB), NOSPLIT, $0-72
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ rsA+16(FP), R8
@@ -58,6 +58,9 @@ loop4:
 	JNE          loop4
 
 store4:
+	MOVQ    acc+64(FP), AX
+	TESTQ   AX, AX
+	JEQ     over4
 	VADDPS  (DX), Y0, Y0
 	VADDPS  32(DX), Y1, Y1
 	VMOVUPS Y0, (DX)
@@ -80,12 +83,28 @@ store4:
 	VZEROUPPER
 	RET
 
-// func kern8x32(k int, a *float32, b *float32, ldb int, c *float32, ldc int)
+over4:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	ADDQ    R10, DX
+	VMOVUPS Y2, (DX)
+	VMOVUPS Y3, 32(DX)
+	ADDQ    R10, DX
+	VMOVUPS Y4, (DX)
+	VMOVUPS Y5, 32(DX)
+	ADDQ    R10, DX
+	VMOVUPS Y6, (DX)
+	VMOVUPS Y7, 32(DX)
+	VZEROUPPER
+	RET
+
+// func kern8x32(k int, a *float32, b *float32, ldb int, c *float32, ldc int, acc int)
+// (acc = 0 stores the product over C instead of adding to it)
 //
 // AVX-512: C[0:8, 0:32] += Apanel·B where Apanel is packed 8 values per p
 // (A(0..7, p) contiguous) and B row p is at b + p·ldb. Sixteen ZMM
 // accumulators; two B loads and eight broadcasts per step feed 16 FMAs.
-TEXT ·kern8x32(SB), NOSPLIT, $0-48
+TEXT ·kern8x32(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
@@ -146,6 +165,9 @@ loop8:
 	JNE          loop8
 
 store8:
+	MOVQ    acc+48(FP), AX
+	TESTQ   AX, AX
+	JEQ     over8
 	VADDPS  (DX), Z0, Z0
 	VADDPS  64(DX), Z1, Z1
 	VMOVUPS Z0, (DX)
@@ -183,6 +205,33 @@ store8:
 	ADDQ    R10, DX
 	VADDPS  (DX), Z14, Z14
 	VADDPS  64(DX), Z15, Z15
+	VMOVUPS Z14, (DX)
+	VMOVUPS Z15, 64(DX)
+	VZEROUPPER
+	RET
+
+over8:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R10, DX
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	ADDQ    R10, DX
+	VMOVUPS Z4, (DX)
+	VMOVUPS Z5, 64(DX)
+	ADDQ    R10, DX
+	VMOVUPS Z6, (DX)
+	VMOVUPS Z7, 64(DX)
+	ADDQ    R10, DX
+	VMOVUPS Z8, (DX)
+	VMOVUPS Z9, 64(DX)
+	ADDQ    R10, DX
+	VMOVUPS Z10, (DX)
+	VMOVUPS Z11, 64(DX)
+	ADDQ    R10, DX
+	VMOVUPS Z12, (DX)
+	VMOVUPS Z13, 64(DX)
+	ADDQ    R10, DX
 	VMOVUPS Z14, (DX)
 	VMOVUPS Z15, 64(DX)
 	VZEROUPPER

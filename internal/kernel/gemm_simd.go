@@ -21,13 +21,14 @@ const (
 
 type microKernel struct {
 	mr, nr int
-	run    func(k int, a, b *float32, ldb int, c *float32, ldc int)
+	// run adds (acc ≠ 0) or stores (acc = 0) an mr×nr tile of A·B.
+	run func(k int, a, b *float32, ldb int, c *float32, ldc int, acc int)
 }
 
 var (
 	avx512Kernel = microKernel{8, 32, kern8x32}
-	avx2Kernel   = microKernel{4, 16, func(k int, a, b *float32, ldb int, c *float32, ldc int) {
-		kern4x16(k, a, 1, 4, b, ldb, c, ldc)
+	avx2Kernel   = microKernel{4, 16, func(k int, a, b *float32, ldb int, c *float32, ldc int, acc int) {
+		kern4x16(k, a, 1, 4, b, ldb, c, ldc, acc)
 	}}
 )
 
@@ -55,7 +56,7 @@ func gemmSIMD(transA, transB bool, m, n, k int, a []float32, lda int, b []float3
 	if n < mk.nr/2 && m < mk.nr {
 		// Tiny and narrow (a sampling step's logits): packing would cost
 		// more than the product.
-		gemmRange(transA, transB, 0, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
+		tinyNarrow(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
 		return
 	}
 	if n < mk.nr/2 {
@@ -77,14 +78,9 @@ func gemmSIMD(transA, transB bool, m, n, k int, a []float32, lda int, b []float3
 		}
 		return
 	}
-	if !accumulate {
-		for i := range m {
-			clear(c[i*ldc : i*ldc+n])
-		}
-	}
 	workers := runtime.GOMAXPROCS(0)
 	if workers == 1 || m*n*k < parallelMACs {
-		blocked(mk, transA, transB, 0, m, 0, n, n, k, a, lda, b, ldb, c, ldc)
+		blocked(mk, transA, transB, 0, m, 0, n, n, k, a, lda, b, ldb, c, ldc, accumulate)
 		return
 	}
 	var wg sync.WaitGroup
@@ -94,7 +90,7 @@ func gemmSIMD(transA, transB bool, m, n, k int, a []float32, lda int, b []float3
 			wg.Add(1)
 			go func(lo, hi int) {
 				defer wg.Done()
-				blocked(mk, transA, transB, lo, hi, 0, n, n, k, a, lda, b, ldb, c, ldc)
+				blocked(mk, transA, transB, lo, hi, 0, n, n, k, a, lda, b, ldb, c, ldc, accumulate)
 			}(lo, min(lo+chunk, m))
 		}
 	} else {
@@ -103,7 +99,7 @@ func gemmSIMD(transA, transB bool, m, n, k int, a []float32, lda int, b []float3
 			wg.Add(1)
 			go func(lo, hi int) {
 				defer wg.Done()
-				blocked(mk, transA, transB, 0, m, lo, hi, n, k, a, lda, b, ldb, c, ldc)
+				blocked(mk, transA, transB, 0, m, lo, hi, n, k, a, lda, b, ldb, c, ldc, accumulate)
 			}(lo, min(lo+chunk, n))
 		}
 	}
@@ -122,7 +118,7 @@ func growF32(buf *[]float32, n int) []float32 {
 // blocked adds op(A)[lo:hi, :]·op(B)[:, jlo:jhi] to C. A row-major B is
 // read in place; a transposed one is packed, per k block, into nr-wide
 // panels (reading its rows contiguously).
-func blocked(mk microKernel, transA, transB bool, lo, hi, jlo, jhi, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+func blocked(mk microKernel, transA, transB bool, lo, hi, jlo, jhi, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
 	mr, nr := mk.mr, mk.nr
@@ -132,6 +128,11 @@ func blocked(mk microKernel, transA, transB bool, lo, hi, jlo, jhi, n, k int, a 
 	tile := s.tile[:mr*nr]
 	for p0 := 0; p0 < k; p0 += kcBlock {
 		kc := min(kcBlock, k-p0)
+		// The first k block stores over C unless the caller accumulates.
+		acc := 1
+		if p0 == 0 && !accumulate {
+			acc = 0
+		}
 		if transB {
 			packBT(s, b, ldb, jlo, jhi, p0, kc, nr)
 		}
@@ -160,14 +161,18 @@ func blocked(mk microKernel, transA, transB bool, lo, hi, jlo, jhi, n, k int, a 
 				for r0 := 0; r0 < mc; r0 += mr {
 					ap := &pa[r0*kc]
 					if w == nr && r0+mr <= mc {
-						mk.run(kc, ap, bp, ldbp, &c[(i0+r0)*ldc+j], ldc)
+						mk.run(kc, ap, bp, ldbp, &c[(i0+r0)*ldc+j], ldc, acc)
 						continue
 					}
-					clear(tile)
-					mk.run(kc, ap, bp, ldbp, &tile[0], nr)
+					mk.run(kc, ap, bp, ldbp, &tile[0], nr, 0)
 					for r := range min(mr, mc-r0) {
 						crow := c[(i0+r0+r)*ldc+j : (i0+r0+r)*ldc+j+w]
-						for q, v := range tile[r*nr : r*nr+w] {
+						t := tile[r*nr : r*nr+w]
+						if acc == 0 {
+							copy(crow, t)
+							continue
+						}
+						for q, v := range t {
 							crow[q] += v
 						}
 					}
@@ -272,5 +277,36 @@ func packRows8(panel []float32, stride int, a []float32, lda, i, p0, kc int) {
 		d := panel[p*stride : p*stride+8 : p*stride+8]
 		d[0], d[1], d[2], d[3] = r0[p], r1[p], r2[p], r3[p]
 		d[4], d[5], d[6], d[7] = r4[p], r5[p], r6[p], r7[p]
+	}
+}
+
+// tinyNarrow computes small products with few columns as dot products of
+// rows of op(A) with columns of op(B) (packed contiguous when needed).
+func tinyNarrow(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
+	if transA || k < 8 {
+		gemmRange(transA, transB, 0, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
+		return
+	}
+	bt, ldt := b, ldb // rows of bt are the columns of op(B)
+	if !transB {
+		buf := packPool.Get().(*[]float32)
+		defer packPool.Put(buf)
+		bt, ldt = packTransposed(buf, b, ldb, k, n), k
+	}
+	k8 := k &^ 7
+	for i := range m {
+		arow := a[i*lda : i*lda+k]
+		for j := range n {
+			brow := bt[j*ldt : j*ldt+k]
+			s := dot8(&arow[0], &brow[0], k8)
+			for p := k8; p < k; p++ {
+				s += arow[p] * brow[p]
+			}
+			if accumulate {
+				c[i*ldc+j] += s
+			} else {
+				c[i*ldc+j] = s
+			}
+		}
 	}
 }
