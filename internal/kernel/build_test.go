@@ -1,0 +1,36 @@
+package kernel
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// The portable fallbacks must keep compiling: the purego tag and arm64
+// (which has no assembly here) build the whole module.
+func TestPortableBuildsCompile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the module twice")
+	}
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		t.Skip("no go command next to the running toolchain")
+	}
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"purego", nil, []string{"vet", "-tags", "purego", "./..."}},
+		{"arm64", []string{"GOARCH=arm64"}, []string{"vet", "./..."}},
+	} {
+		cmd := exec.Command(goBin, c.args...)
+		cmd.Dir = "../.."
+		cmd.Env = append(os.Environ(), c.env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s build: %v\n%s", c.name, err, out)
+		}
+	}
+}
