@@ -1,0 +1,177 @@
+package replay
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+)
+
+// Priority names what orders the buffer.
+type Priority string
+
+const (
+	Uniform Priority = "uniform" // no prioritisation
+	Reward  Priority = "reward"  // R(x): PRT
+	Loss    Priority = "loss"    // δ² of the Student
+	Teacher Priority = "teacher" // the Teacher reward R_T: PER
+)
+
+// Priorities lists the valid priorities.
+var Priorities = []Priority{Uniform, Reward, Loss, Teacher}
+
+// Buffer holds up to Cap unique terminal states. Not safe for concurrent
+// use.
+type Buffer struct {
+	Cap        int
+	Priority   Priority
+	RankWeight float64
+	stateLen   int
+
+	slot   map[uint64]int // key -> slot
+	keys   []uint64
+	xs     []int32 // slot-major states
+	logR   []float64
+	prio   []float64
+	seq    []uint64 // insertion sequence number of each slot (FIFO order)
+	next   uint64
+	// fifo lists (seq, slot) in insertion order; entries whose seq no
+	// longer matches their slot were refreshed or evicted and are skipped.
+	fifo []fifoEntry
+	head int
+	used   int
+	free   []int
+	dirty  bool  // ranks must be recomputed
+	byRank []int // slots ordered by priority, highest first
+	cdf    []float64
+}
+
+// New returns an empty buffer for states of stateLen words.
+func New(capacity, stateLen int, p Priority) (*Buffer, error) {
+	if capacity < 1 {
+		return nil, fmt.Errorf("replay: capacity %d must be at least 1", capacity)
+	}
+	ok := false
+	for _, q := range Priorities {
+		ok = ok || q == p
+	}
+	if !ok {
+		return nil, fmt.Errorf("replay: unknown priority %q (allowed: %v)", p, Priorities)
+	}
+	return &Buffer{Cap: capacity, Priority: p, RankWeight: 0.01, stateLen: stateLen,
+		slot: make(map[uint64]int), keys: make([]uint64, capacity), xs: make([]int32, capacity*stateLen),
+		logR: make([]float64, capacity), prio: make([]float64, capacity), seq: make([]uint64, capacity)}, nil
+}
+
+// Len is the number of stored states.
+func (b *Buffer) Len() int { return len(b.slot) }
+
+// Add stores x (under key) with its log-reward and priority. An x already
+// present is refreshed: new values, and it becomes the newest. A new x in a
+// full buffer evicts the oldest.
+func (b *Buffer) Add(key uint64, x []int32, logR, priority float64) {
+	s, ok := b.slot[key]
+	if !ok {
+		if len(b.slot) >= b.Cap {
+			b.evictOldest()
+		}
+		if n := len(b.free); n > 0 {
+			s, b.free = b.free[n-1], b.free[:n-1]
+		} else {
+			s = b.used
+			b.used++
+		}
+		b.slot[key] = s
+		b.keys[s] = key
+	}
+	copy(b.xs[s*b.stateLen:(s+1)*b.stateLen], x)
+	b.logR[s], b.prio[s] = logR, priority
+	b.seq[s] = b.next
+	b.fifo = append(b.fifo, fifoEntry{b.next, s})
+	b.next++
+	b.dirty = true
+}
+
+type fifoEntry struct {
+	seq  uint64
+	slot int
+}
+
+func (b *Buffer) evictOldest() {
+	for {
+		e := b.fifo[b.head]
+		b.head++
+		if b.seq[e.slot] != e.seq {
+			continue // stale: refreshed later
+		}
+		delete(b.slot, b.keys[e.slot])
+		b.free = append(b.free, e.slot)
+		b.seq[e.slot] = ^uint64(0)
+		break
+	}
+	if b.head > len(b.fifo)/2 { // compact the consumed prefix
+		b.fifo = append(b.fifo[:0], b.fifo[b.head:]...)
+		b.head = 0
+	}
+}
+
+// Sample draws n entries with replacement and appends their states to xs
+// and log-rewards to logR.
+func (b *Buffer) Sample(n int, rng *rand.Rand, xs []int32, logR []float64) ([]int32, []float64) {
+	if len(b.slot) == 0 {
+		panic("replay: Sample on an empty buffer")
+	}
+	b.rank()
+	for range n {
+		var s int
+		if b.Priority == Uniform {
+			s = b.byRank[rng.IntN(len(b.byRank))]
+		} else {
+			u := rng.Float64() * b.cdf[len(b.cdf)-1]
+			r := sort.SearchFloat64s(b.cdf, u)
+			s = b.byRank[min(r, len(b.byRank)-1)]
+		}
+		xs = append(xs, b.xs[s*b.stateLen:(s+1)*b.stateLen]...)
+		logR = append(logR, b.logR[s])
+	}
+	return xs, logR
+}
+
+// rank orders the slots by priority (highest first; ties oldest first)
+// and builds the cumulative rank weights.
+func (b *Buffer) rank() {
+	if !b.dirty {
+		return
+	}
+	b.dirty = false
+	b.byRank = b.byRank[:0]
+	for _, s := range b.slot {
+		b.byRank = append(b.byRank, s)
+	}
+	sort.Slice(b.byRank, func(i, j int) bool {
+		si, sj := b.byRank[i], b.byRank[j]
+		if b.prio[si] != b.prio[sj] {
+			return b.prio[si] > b.prio[sj]
+		}
+		return b.seq[si] < b.seq[sj]
+	})
+	n := len(b.byRank)
+	b.cdf = b.cdf[:0]
+	var c float64
+	for r := range n {
+		c += 1 / (b.RankWeight*float64(n) + float64(r))
+		b.cdf = append(b.cdf, c)
+	}
+}
+
+// Weights returns the sampling probability of each rank (for tests and
+// inspection).
+func (b *Buffer) Weights() []float64 {
+	b.rank()
+	w := make([]float64, len(b.cdf))
+	prev := 0.0
+	for i, c := range b.cdf {
+		w[i] = (c - prev) / b.cdf[len(b.cdf)-1]
+		prev = c
+	}
+	return w
+}

@@ -1,0 +1,127 @@
+package replay
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestFIFOEvictionAndRefresh(t *testing.T) {
+	b, _ := New(3, 1, Reward)
+	for k := range 3 {
+		b.Add(uint64(k), []int32{int32(k)}, 0, 1)
+	}
+	b.Add(0, []int32{0}, 0, 1) // refresh: 0 becomes the newest
+	b.Add(3, []int32{3}, 0, 1) // evicts the oldest, which is now 1
+	if b.Len() != 3 {
+		t.Fatalf("len %d", b.Len())
+	}
+	for _, k := range []uint64{0, 2, 3} {
+		if _, ok := b.slot[k]; !ok {
+			t.Errorf("key %d missing", k)
+		}
+	}
+	if _, ok := b.slot[1]; ok {
+		t.Error("key 1 should have been evicted")
+	}
+	b.Add(4, []int32{4}, 0, 1) // evicts 2
+	if _, ok := b.slot[2]; ok {
+		t.Error("key 2 should have been evicted")
+	}
+}
+
+func TestRankWeightsAndSamplingDistribution(t *testing.T) {
+	b, _ := New(100, 1, Reward)
+	const n = 5
+	for k := range n {
+		// priority k: rank of key k is n-1-k
+		b.Add(uint64(k), []int32{int32(k)}, float64(-k), float64(k))
+	}
+	w := b.Weights()
+	var z float64
+	for r := range n {
+		z += 1 / (0.01*n + float64(r))
+	}
+	for r := range n {
+		if want := 1 / (0.01*n + float64(r)) / z; math.Abs(w[r]-want) > 1e-12 {
+			t.Errorf("rank %d weight %v, want %v", r, w[r], want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	counts := make([]int, n)
+	const draws = 200000
+	xs, lr := b.Sample(draws, rng, nil, nil)
+	for i, x := range xs {
+		counts[x]++
+		if lr[i] != float64(-x) {
+			t.Fatalf("log-reward %v for x %d", lr[i], x)
+		}
+	}
+	for k := range n {
+		want := w[n-1-k]
+		if got := float64(counts[k]) / draws; math.Abs(got-want) > 0.005 {
+			t.Errorf("key %d (rank %d): frequency %.4f, weight %.4f", k, n-1-k, got, want)
+		}
+	}
+}
+
+func TestUniform(t *testing.T) {
+	b, _ := New(10, 2, Uniform)
+	for k := range 4 {
+		b.Add(uint64(k), []int32{int32(k), 7}, 0, float64(k*k))
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	counts := make([]int, 4)
+	xs, _ := b.Sample(40000, rng, nil, nil)
+	for i := 0; i < len(xs); i += 2 {
+		counts[xs[i]]++
+		if xs[i+1] != 7 {
+			t.Fatal("state words mixed up")
+		}
+	}
+	for k, c := range counts {
+		if math.Abs(float64(c)/40000-0.25) > 0.01 {
+			t.Errorf("key %d frequency %v", k, float64(c)/40000)
+		}
+	}
+}
+
+func TestNewRejectsBadInput(t *testing.T) {
+	if _, err := New(0, 1, Reward); err == nil {
+		t.Error("capacity 0 accepted")
+	}
+	if _, err := New(5, 1, "lifo"); err == nil {
+		t.Error("unknown priority accepted")
+	}
+}
+
+// Against a plain ordered list with the reference's OrderedDict semantics.
+func TestMatchesOrderedDict(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	b, _ := New(7, 1, Reward)
+	var order []uint64 // oldest first
+	for step := 0; step < 5000; step++ {
+		k := uint64(rng.IntN(20))
+		idx := -1
+		for i, o := range order {
+			if o == k {
+				idx = i
+			}
+		}
+		if idx >= 0 {
+			order = append(order[:idx], order[idx+1:]...)
+		} else if len(order) >= 7 {
+			order = order[1:]
+		}
+		order = append(order, k)
+		b.Add(k, []int32{int32(k)}, 0, rng.Float64())
+		if b.Len() != len(order) {
+			t.Fatalf("step %d: len %d, want %d", step, b.Len(), len(order))
+		}
+		for _, o := range order {
+			if _, ok := b.slot[o]; !ok {
+				t.Fatalf("step %d: key %d missing", step, o)
+			}
+		}
+	}
+}
