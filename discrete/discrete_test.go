@@ -275,3 +275,36 @@ func TestRecordedBatchMatchesRecomputed(t *testing.T) {
 		}
 	}
 }
+
+func TestForwardFromAndJoin(t *testing.T) {
+	g := grid(t, 3, 7)
+	rng := rand.New(rand.NewPCG(3, 9))
+	m := discrete.NewMLPModel(g, "m", []int{16}, rng)
+	s := discrete.NewSampler(g)
+	var full, back, suffix, joined discrete.Trajectories
+	s.Forward(m, 12, discrete.SampleOptions{Eps: 0.3}, rng, &full)
+	s.Backward(full.Final, full.Len(), rng, &back)
+	w := g.StateLen()
+	starts := make([]int32, 0, 12*w)
+	cuts := make([]int, 12)
+	for b := range back.Len() {
+		n := back.Off[b+1] - back.Off[b]
+		cuts[b] = n / 2
+		starts = append(starts, back.State(back.Off[b]+cuts[b])...)
+	}
+	s.ForwardFrom(m, starts, 12, discrete.SampleOptions{}, rng, &suffix)
+	joined.Reset(w)
+	for b := range 12 {
+		joined.AddJoined(g, &back, b, cuts[b], &suffix, b)
+	}
+	replay(t, g, &joined)
+	// log P_B of the joined trajectory is that of a full trajectory.
+	var chk discrete.Trajectories
+	chk.Reset(w)
+	for b := range 12 {
+		chk.AddFrom(g, &joined, b)
+		if chk.LogPB[b] != joined.LogPB[b] {
+			t.Errorf("copy changed log P_B")
+		}
+	}
+}

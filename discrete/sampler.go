@@ -54,6 +54,17 @@ func (s *Sampler) resetTraj(n int) {
 // Forward samples n trajectories from model m into out (replacing its
 // contents).
 func (s *Sampler) Forward(m Model, n int, opt SampleOptions, rng *rand.Rand, out *Trajectories) {
+	s.forward(m, nil, n, opt, rng, out)
+}
+
+// ForwardFrom completes n partial trajectories: trajectory b starts at the
+// non-terminal state starts[b] (n rows of StateLen words) instead of s0.
+// Its transitions and log P_B cover only the completed part.
+func (s *Sampler) ForwardFrom(m Model, starts []int32, n int, opt SampleOptions, rng *rand.Rand, out *Trajectories) {
+	s.forward(m, starts, n, opt, rng, out)
+}
+
+func (s *Sampler) forward(m Model, starts []int32, n int, opt SampleOptions, rng *rand.Rand, out *Trajectories) {
 	env := s.Env
 	w, na := env.StateLen(), env.NumActions()
 	temp := opt.Temperature
@@ -64,7 +75,11 @@ func (s *Sampler) Forward(m Model, n int, opt SampleOptions, rng *rand.Rand, out
 	s.cur = growInt32(s.cur, n*w)
 	s.owner = s.owner[:0]
 	for b := range n {
-		env.Init(s.cur[b*w : (b+1)*w])
+		if starts != nil {
+			copy(s.cur[b*w:(b+1)*w], starts[b*w:(b+1)*w])
+		} else {
+			env.Init(s.cur[b*w : (b+1)*w])
+		}
 		s.owner = append(s.owner, b)
 	}
 	s.mask = growBool(s.mask, na)

@@ -30,6 +30,8 @@ type Trajectories struct {
 	RecBy     Recorder
 	RecGen    uint64
 	RecLogits *nn.Matrix
+
+	scratchS, scratchA []int32
 }
 
 // recorded reports whether TB may reuse m's recorded pass for this batch.
@@ -90,4 +92,22 @@ func (t *Trajectories) Append(o *Trajectories) {
 	}
 	t.LogPB = append(t.LogPB, o.LogPB...)
 	t.LogPFBehaviour = append(t.LogPFBehaviour, o.LogPFBehaviour...)
+}
+
+// AddJoined appends the trajectory made of the first cut transitions of
+// trajectory pb of p followed by all of trajectory qb of q (which must
+// start where the cut leaves off), recomputing log P_B.
+func (t *Trajectories) AddJoined(env Env, p *Trajectories, pb, cut int, q *Trajectories, qb int) {
+	w := t.StateLen
+	p0, q0, q1 := p.Off[pb], q.Off[qb], q.Off[qb+1]
+	t.scratchS = append(append(t.scratchS[:0], p.States[p0*w:(p0+cut)*w]...), q.States[q0*w:q1*w]...)
+	t.scratchA = append(append(t.scratchA[:0], p.Actions[p0:p0+cut]...), q.Actions[q0:q1]...)
+	t.add(env, t.scratchS, t.scratchA, q.FinalState(qb), 0)
+}
+
+// AddFrom appends a copy of trajectory b of o.
+func (t *Trajectories) AddFrom(env Env, o *Trajectories, b int) {
+	w := t.StateLen
+	o0, o1 := o.Off[b], o.Off[b+1]
+	t.add(env, o.States[o0*w:o1*w], o.Actions[o0:o1], o.FinalState(b), o.LogPFBehaviour[b])
 }

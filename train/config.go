@@ -2,7 +2,10 @@ package train
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/gfngo/gfn/replay"
 )
 
 // Method names a training method.
@@ -45,9 +48,22 @@ type Config struct {
 	NMC           int           `json:"n_mc"`
 	TeacherLR     float64       `json:"teacher_lr"`
 	// Schedule is the cycle of behaviour policies: S (Student), T
-	// (Teacher), B (buffer). Empty means "SSTT" for the Teacher (the
-	// reference grid schedule) and "S" for TB.
+	// (Teacher), B (buffer). Empty means the reference grid schedule:
+	// "SSTT" for the Teacher ("SBTB" with a buffer), "S" for TB ("SB").
 	Schedule string `json:"schedule"`
+
+	// Buffer is the replay buffer's priority (uniform, reward = PRT,
+	// loss = δ², teacher = PER); empty means no buffer.
+	Buffer replay.Priority `json:"buffer,omitempty"`
+	// BufferCap is its capacity; 0 asks the environment (the reference
+	// formula on the grid).
+	BufferCap int `json:"buffer_cap,omitempty"`
+
+	// LocalSearch enables back-and-forth local search on 1 in 8 Student
+	// batches (tb) or 1 in 4 Teacher batches (teacher), as the reference.
+	LocalSearch  bool    `json:"local_search,omitempty"`
+	LSIterations int     `json:"ls_iterations,omitempty"`
+	LSBackRatio  float64 `json:"ls_back_ratio,omitempty"`
 
 	Seed uint64 `json:"seed"`
 }
@@ -58,19 +74,36 @@ func DefaultConfig() Config {
 		Method: MethodTeacher, Batch: 16, RewardCalls: 96000, Hidden: []int{256, 256},
 		LR: 1e-3, LogZLR: 0.1, ClipNorm: 1, Temperature: 1,
 		TeacherReward: RewardReference, C: 19, Alpha: 0, TeacherEps: 1e-3, NMC: 1, TeacherLR: 1e-3,
+		LSIterations: 4, LSBackRatio: 0.5,
 	}
 }
 
-// Steps is the number of training iterations the budget allows.
-func (c Config) Steps() int { return c.RewardCalls / c.Batch }
+// Steps estimates the number of training iterations the budget allows:
+// one per batch of reward calls, twice that with replay, less with local
+// search (which spends reward calls on its rounds).
+func (c Config) Steps() int {
+	s := c.RewardCalls / c.Batch
+	if c.LocalSearch {
+		// 1 in 16 iterations (reference schedules) costs LSIterations extra batches.
+		s = s * 16 / (16 + 2*c.LSIterations)
+	}
+	if c.Buffer != "" {
+		s *= 2
+	}
+	return s
+}
 
 // schedule returns the effective cycle.
 func (c Config) schedule() string {
 	switch {
 	case c.Schedule != "":
 		return c.Schedule
+	case c.Method == MethodTeacher && c.Buffer != "":
+		return "SBTB"
 	case c.Method == MethodTeacher:
 		return "SSTT"
+	case c.Buffer != "":
+		return "SB"
 	default:
 		return "S"
 	}
@@ -121,8 +154,17 @@ func (c Config) Validate() error {
 	if c.Method == MethodTB && strings.Contains(s, "T") {
 		return fmt.Errorf("schedule %q uses the Teacher, which method %q does not have", s, c.Method)
 	}
-	if strings.Contains(s, "B") {
-		return fmt.Errorf("schedule %q uses a replay buffer, which this build does not provide yet", s)
+	if strings.Contains(s, "B") != (c.Buffer != "") {
+		return fmt.Errorf("schedule %q and buffer %q disagree: B slots need a buffer and a buffer needs B slots", s, c.Buffer)
+	}
+	if c.Buffer != "" && !slices.Contains(replay.Priorities, c.Buffer) {
+		return fmt.Errorf("buffer priority %q is unknown (allowed: %v)", c.Buffer, replay.Priorities)
+	}
+	if c.BufferCap < 0 {
+		return fmt.Errorf("buffer capacity %d must be >= 0 (0 = the environment's default)", c.BufferCap)
+	}
+	if c.LocalSearch && (c.LSIterations < 1 || !(c.LSBackRatio > 0 && c.LSBackRatio <= 1)) {
+		return fmt.Errorf("local search needs iterations >= 1 (got %d) and a back ratio in (0, 1] (got %v)", c.LSIterations, c.LSBackRatio)
 	}
 	if !strings.Contains(s, "S") && !strings.Contains(s, "T") {
 		return fmt.Errorf("schedule %q never samples from a policy", s)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/nn"
+	"github.com/gfngo/gfn/replay"
 )
 
 // Agent is one GFlowNet: a policy model, its log Z, and its optimizer.
@@ -69,6 +70,9 @@ type Trainer struct {
 	schedule string
 	modes    ModeTester
 	keyer    discrete.TerminalKeyer
+	buffer   *replay.Buffer
+	bufX     []int32
+	ls       lsState
 }
 
 // Iteration reports what one Iterate call did.
@@ -100,6 +104,24 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 	if t.modes != nil && t.keyer != nil {
 		t.ModesFound = map[uint64]struct{}{}
 	}
+	if cfg.Buffer != "" {
+		if t.keyer == nil {
+			return nil, fmt.Errorf("a replay buffer needs an environment with terminal keys; %v has none", env)
+		}
+		capacity := cfg.BufferCap
+		if capacity == 0 {
+			rc, ok := env.(interface{ ReplayCapacity() int })
+			if !ok {
+				return nil, fmt.Errorf("buffer capacity 0 asks the environment for a default, and %v has none: set it", env)
+			}
+			capacity = rc.ReplayCapacity()
+		}
+		b, err := replay.New(capacity, env.StateLen(), cfg.Buffer)
+		if err != nil {
+			return nil, err
+		}
+		t.buffer = b
+	}
 	return t, nil
 }
 
@@ -107,44 +129,64 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 // follow the same seeded stream).
 func (t *Trainer) Rand() *rand.Rand { return t.rng }
 
-// Done reports whether the reward-call budget is spent.
-func (t *Trainer) Done() bool { return t.RewardCalls+t.Cfg.Batch > t.Cfg.RewardCalls }
+// Done reports whether the next iteration would exceed the reward-call
+// budget (a replay costs none; local search costs a batch per round).
+func (t *Trainer) Done() bool { return t.RewardCalls+t.nextCost() > t.Cfg.RewardCalls }
+
+func (t *Trainer) nextCost() int {
+	role := t.schedule[t.Step%len(t.schedule)]
+	if role == 'B' && t.buffer.Len() > 0 {
+		return 0
+	}
+	if role == 'B' {
+		role = 'S'
+	}
+	cost := t.Cfg.Batch
+	if t.Cfg.LocalSearch && t.lsDue(role, t.Step) {
+		cost += t.Cfg.Batch * t.Cfg.LSIterations
+	}
+	return cost
+}
 
 // Iterate runs one training iteration.
 func (t *Trainer) Iterate() (Iteration, error) {
 	cfg := t.Cfg
-	role := t.schedule[t.Step%len(t.schedule)]
+	i := t.Step
+	role := t.schedule[i%len(t.schedule)]
 	it := Iteration{Role: role, TeacherLoss: math.NaN()}
-	// Record the behaviour policy's forward passes: its own TB step on
-	// this batch then reuses them instead of recomputing.
-	opt := discrete.SampleOptions{Eps: cfg.Eps, Temperature: cfg.Temperature, Record: true}
-	behaviour := t.Student
-	if role == 'T' {
-		behaviour = t.Teacher
+	if role == 'B' && t.buffer.Len() == 0 {
+		role = 'S' // nothing to replay yet: sample on-policy instead
 	}
-	t.sampler.Forward(behaviour.Model, cfg.Batch, opt, t.rng, &t.batch)
-	n := t.batch.Len()
-	t.logR = grow(t.logR, n)
-	if err := t.Env.LogReward(t.batch.Final, n, t.logR); err != nil {
-		return it, err
-	}
-	t.RewardCalls += n
-	it.MeanLength = float64(t.batch.NumTransitions()) / float64(n)
-	if t.ModesFound != nil {
-		for b := range n {
-			x := t.batch.FinalState(b)
-			if t.modes.IsMode(x) {
-				it.ModesInBatch++
-				t.ModesFound[t.keyer.TerminalKey(x)] = struct{}{}
+	if role == 'B' {
+		t.bufX, t.logR = t.buffer.Sample(cfg.Batch, t.rng, t.bufX[:0], t.logR[:0])
+		t.sampler.Backward(t.bufX, cfg.Batch, t.rng, &t.batch)
+	} else {
+		behaviour := t.Student
+		if role == 'T' {
+			behaviour = t.Teacher
+		}
+		// Record the behaviour policy's forward passes: its own TB step
+		// on this batch then reuses them instead of recomputing.
+		opt := discrete.SampleOptions{Eps: cfg.Eps, Temperature: cfg.Temperature, Record: true}
+		t.sampler.Forward(behaviour.Model, cfg.Batch, opt, t.rng, &t.batch)
+		if err := t.rewards(&t.batch, &t.logR); err != nil {
+			return it, err
+		}
+		if cfg.LocalSearch && t.lsDue(role, i) {
+			if err := t.localSearch(behaviour, role == 'T'); err != nil {
+				return it, err
 			}
 		}
+		t.countModes(&it)
 	}
+	n := t.batch.Len()
+	it.MeanLength = float64(t.batch.NumTransitions()) / float64(n)
 
 	// Student TB step. δ is computed before the update, as in the reference.
 	t.delta = grow(t.delta, n)
 	nn.ZeroGrad(t.Student.Params())
 	it.StudentLoss = t.tb.Loss(t.Env, t.Student.Model, t.Student.LogZ, &t.batch, t.logR, t.delta, true)
-	if t.Teacher != nil {
+	if t.Teacher != nil || (t.buffer != nil && cfg.Buffer == replay.Teacher) {
 		// Extra Monte Carlo δ's use the same pre-update Student.
 		t.teacherTargets()
 	}
@@ -157,9 +199,56 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		t.Teacher.update(cfg.ClipNorm)
 		it.TeacherLogZ = float64(t.Teacher.LogZ.Value[0])
 	}
+	if t.buffer != nil && role != 'B' {
+		t.addToBuffer()
+	}
 	it.StudentLogZ = float64(t.Student.LogZ.Value[0])
 	t.Step++
 	return it, nil
+}
+
+// rewards evaluates log R of tr's terminal states into *logR, counting the
+// reward calls.
+func (t *Trainer) rewards(tr *discrete.Trajectories, logR *[]float64) error {
+	n := tr.Len()
+	*logR = grow(*logR, n)
+	if err := t.Env.LogReward(tr.Final, n, *logR); err != nil {
+		return err
+	}
+	t.RewardCalls += n
+	return nil
+}
+
+// countModes records the modes among the batch's terminal states.
+func (t *Trainer) countModes(it *Iteration) {
+	if t.ModesFound == nil {
+		return
+	}
+	for b := range t.batch.Len() {
+		x := t.batch.FinalState(b)
+		if t.modes.IsMode(x) {
+			it.ModesInBatch++
+			t.ModesFound[t.keyer.TerminalKey(x)] = struct{}{}
+		}
+	}
+}
+
+// addToBuffer stores the batch's terminal states with their priorities.
+func (t *Trainer) addToBuffer() {
+	w := t.Env.StateLen()
+	for b := range t.batch.Len() {
+		x := t.batch.FinalState(b)
+		var p float64
+		switch t.Cfg.Buffer {
+		case replay.Reward:
+			p = t.logR[b] // rank-equivalent to R
+		case replay.Loss:
+			p = t.delta[b] * t.delta[b]
+		case replay.Teacher:
+			p = t.logRT[b] // rank-equivalent to R_T
+		}
+		t.buffer.Add(t.keyer.TerminalKey(x), x[:w], t.logR[b], p)
+	}
 }
 
 // teacherTargets fills t.logRT with the Teacher's log-reward for the batch.

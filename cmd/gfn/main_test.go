@@ -80,6 +80,9 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"bad-schedule", []string{"train", "--schedule", "SSQ"}},
 		{"sample-no-checkpoint", []string{"sample"}},
 		{"bench-unknown", []string{"bench", "fast"}},
+		{"bad-buffer", []string{"train", "--buffer", "lifo"}},
+		{"schedule-without-buffer", []string{"train", "--schedule", "SB"}},
+		{"bad-ls-ratio", []string{"train", "--ls", "--ls-back-ratio", "1.5"}},
 		{"bench-bad-iterations", []string{"bench", "speed", "--iterations", "0"}},
 	}
 	var all strings.Builder

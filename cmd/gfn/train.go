@@ -12,6 +12,7 @@ import (
 	"github.com/gfngo/gfn/env/hypergrid"
 	"github.com/gfngo/gfn/plot"
 	"github.com/gfngo/gfn/progress"
+	"github.com/gfngo/gfn/replay"
 	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/task"
 	"github.com/gfngo/gfn/train"
@@ -42,7 +43,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Float64Var(&d.Alpha, "alpha", d.Alpha, "reward mixing: weight alpha of log R in the Teacher reward")
 	fs.Float64Var(&d.TeacherEps, "teacher-eps", d.TeacherEps, "smoothing eps of the paper-form Teacher reward")
 	fs.IntVar(&d.NMC, "n-mc", d.NMC, "backward trajectories per x averaged in the Teacher reward (>= 1)")
-	fs.StringVar(&d.Schedule, "schedule", "", "behaviour-policy cycle of S (Student) and T (Teacher); empty = SSTT for teacher, S for tb")
+	fs.StringVar(&d.Schedule, "schedule", "", "behaviour-policy cycle of S (Student), T (Teacher) and B (buffer replay); empty = SSTT for teacher, S for tb, SBTB and SB with --buffer")
+	buffer := fs.String("buffer", "", "replay buffer priority: uniform, reward (PRT), loss (delta^2) or teacher (PER); empty = no buffer")
+	fs.IntVar(&d.BufferCap, "buffer-size", 0, "replay buffer capacity (0 = the reference's int(0.1*(H-1+d)*(H-1)^(d-1)))")
+	fs.BoolVar(&d.LocalSearch, "ls", false, "back-and-forth local search on 1 in 8 Student (tb) or 1 in 4 Teacher batches")
+	fs.IntVar(&d.LSIterations, "ls-iterations", d.LSIterations, "local search rounds per batch")
+	fs.Float64Var(&d.LSBackRatio, "ls-back-ratio", d.LSBackRatio, "fraction of a trajectory's states that local search backtracks, in (0,1]")
 	fs.Uint64Var(&d.Seed, "seed", 0, "random seed; the same seed gives the same run")
 	out := fs.String("out", "", "output directory (default runs/<task>-d<dim>-H<side>-<method>-seed<seed>)")
 	evalEvery := fs.Int("eval-every", 0, "iterations between curve points (0 = 50 points per run)")
@@ -55,6 +61,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	d.Method, d.TeacherReward, d.Hidden = train.Method(*method), train.TeacherReward(*treward), hidden
+	d.Buffer = replay.Priority(*buffer)
 	d.RewardCalls = *calls
 	if *calls == 0 {
 		d.RewardCalls = task.RewardCalls(spec)

@@ -272,3 +272,9 @@ func (g *Grid) CellOf(k uint64, x []int32) {
 	}
 	x[g.D] = 0
 }
+
+// ReplayCapacity is the reference code's replay-buffer size,
+// int(0.1·(H-1+d)·(H-1)^(d-1)).
+func (g *Grid) ReplayCapacity() int {
+	return int(0.1 * float64(g.H-1+g.D) * math.Pow(float64(g.H-1), float64(g.D-1)))
+}

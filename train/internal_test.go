@@ -1,0 +1,119 @@
+package train
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/gfngo/gfn/discrete"
+	"github.com/gfngo/gfn/env/hypergrid"
+)
+
+// Local search never lowers the score it accepts on (R for the Student,
+// R_T for the Teacher), keeps trajectories valid, and pays one reward call
+// per trajectory and round.
+func TestLocalSearchAcceptance(t *testing.T) {
+	g, _ := hypergrid.New(2, 16, hypergrid.Deceptive)
+	for _, teacher := range []bool{false, true} {
+		cfg := DefaultConfig()
+		cfg.Hidden = []int{32}
+		cfg.LocalSearch = true
+		if !teacher {
+			cfg.Method = MethodTB
+		}
+		tr, err := New(g, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		agent := tr.Student
+		if teacher {
+			agent = tr.Teacher
+		}
+		tr.sampler.Forward(agent.Model, 16, discrete.SampleOptions{}, tr.rng, &tr.batch)
+		if err := tr.rewards(&tr.batch, &tr.logR); err != nil {
+			t.Fatal(err)
+		}
+		before := slices.Clone(tr.logR)
+		calls := tr.RewardCalls
+		var initial []float64
+		if teacher {
+			tr.ls.score = grow(tr.ls.score, 16)
+		}
+		if err := tr.localSearch(agent, teacher); err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.RewardCalls - calls; got != 16*cfg.LSIterations {
+			t.Errorf("teacher=%v: %d reward calls, want %d", teacher, got, 16*cfg.LSIterations)
+		}
+		// Stored log-rewards match the new terminal states.
+		check := make([]float64, 16)
+		g.LogReward(tr.batch.Final, 16, check)
+		for b := range 16 {
+			if check[b] != tr.logR[b] {
+				t.Fatalf("teacher=%v: trajectory %d log R %v, stored %v", teacher, b, check[b], tr.logR[b])
+			}
+			if !teacher && tr.logR[b] < before[b] {
+				t.Errorf("Student search lowered R of trajectory %d: %v -> %v", b, before[b], tr.logR[b])
+			}
+		}
+		_ = initial
+		// Valid trajectories from s0.
+		s := make([]int32, 3)
+		for b := range 16 {
+			g.Init(s)
+			for k := tr.batch.Off[b]; k < tr.batch.Off[b+1]; k++ {
+				if !slices.Equal(s, tr.batch.State(k)) {
+					t.Fatalf("trajectory %d invalid at step %d", b, k)
+				}
+				g.Step(s, int(tr.batch.Actions[k]))
+			}
+			if !slices.Equal(s, tr.batch.FinalState(b)) {
+				t.Fatalf("trajectory %d does not end at its final state", b)
+			}
+		}
+	}
+}
+
+func TestLocalSearchSchedule(t *testing.T) {
+	tb := &Trainer{Cfg: Config{Method: MethodTB}}
+	te := &Trainer{Cfg: Config{Method: MethodTeacher}}
+	var sDue, tDue []int
+	for i := range 32 {
+		if tb.lsDue('S', i) {
+			sDue = append(sDue, i)
+		}
+		role := "SSTT"[i%4]
+		if te.lsDue(role, i) {
+			tDue = append(tDue, i)
+		}
+	}
+	if !slices.Equal(sDue, []int{14, 15, 30, 31}) {
+		t.Errorf("tb local search at %v, want 2 in 16 (1 in 8 Student batches)", sDue)
+	}
+	if !slices.Equal(tDue, []int{14, 15, 30, 31}) {
+		t.Errorf("teacher local search at %v, want 2 in 16 (1 in 4 Teacher batches)", tDue)
+	}
+}
+
+func TestBufferRun(t *testing.T) {
+	g, _ := hypergrid.New(2, 8, hypergrid.Deceptive)
+	for _, m := range []Method{MethodTB, MethodTeacher} {
+		cfg := DefaultConfig()
+		cfg.Method, cfg.Hidden, cfg.Buffer = m, []int{32}, "teacher"
+		cfg.RewardCalls = 100 * 16
+		tr, err := New(g, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for !tr.Done() {
+			if _, err := tr.Iterate(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if tr.GradSteps != 200 || tr.RewardCalls != 1600 {
+			t.Errorf("%s: %d gradient steps for %d reward calls, want 200 for 1600", m, tr.GradSteps, tr.RewardCalls)
+		}
+		if tr.buffer.Len() == 0 || tr.buffer.Cap != g.ReplayCapacity() {
+			t.Errorf("%s: buffer len %d cap %d", m, tr.buffer.Len(), tr.buffer.Cap)
+		}
+	}
+}
