@@ -308,3 +308,75 @@ func TestForwardFromAndJoin(t *testing.T) {
 		}
 	}
 }
+
+func TestDBGradientMatchesFiniteDifferences(t *testing.T) {
+	g := grid(t, 2, 5)
+	rng := rand.New(rand.NewPCG(17, 18))
+	m := discrete.NewMLPModelHeads(g, "m", []int{8, 8}, 1, rng)
+	s := discrete.NewSampler(g)
+	var tr discrete.Trajectories
+	s.Forward(m, 5, discrete.SampleOptions{Eps: 0.5}, rng, &tr)
+	replay(t, g, &tr) // the flow head does not disturb sampling
+	logR := make([]float64, tr.Len())
+	g.LogReward(tr.Final, tr.Len(), logR)
+	var db discrete.DB
+	delta := make([]float64, tr.NumTransitions())
+	nn.ZeroGrad(m.Params())
+	loss := db.Loss(g, m, &tr, logR, delta, true)
+	// δ of the last transition of trajectory 0 by hand.
+	out := m.Forward(tr.States, tr.NumTransitions())
+	last := tr.Off[1] - 1
+	w := g.StateLen()
+	mask := make([]bool, 3)
+	g.ForwardMask(tr.State(last), mask)
+	row := out.Row(last)
+	lse := math.Log(math.Exp(float64(row[0])) + math.Exp(float64(row[1])) + math.Exp(float64(row[2])))
+	a := tr.Actions[last]
+	want := float64(row[3]) + float64(row[a]) - lse + math.Log(float64(g.BackwardCount(tr.States[last*w:(last+1)*w], int(a)))) - logR[0]
+	if math.Abs(delta[last]-want) > 1e-5 {
+		t.Errorf("last δ = %v, want %v", delta[last], want)
+	}
+	var sum float64
+	for _, d := range delta {
+		sum += d * d
+	}
+	if math.Abs(sum/float64(tr.Len())-loss) > 1e-9 {
+		t.Errorf("loss %v, Σδ²/B %v", loss, sum/float64(tr.Len()))
+	}
+	const h = 1e-3
+	for _, p := range m.Params() {
+		for trial := 0; trial < 6; trial++ {
+			i := rng.IntN(p.Len())
+			old := p.Value[i]
+			p.Value[i] = old + h
+			lp := db.Loss(g, m, &tr, logR, delta, false)
+			p.Value[i] = old - h
+			lm := db.Loss(g, m, &tr, logR, delta, false)
+			p.Value[i] = old
+			num := (lp - lm) / (2 * h)
+			if math.Abs(num-float64(p.Grad[i])) > 1e-2*(1+math.Abs(num)) {
+				t.Errorf("%s[%d]: analytic %.6g, finite difference %.6g", p.Name, i, p.Grad[i], num)
+			}
+		}
+	}
+	// The transition form of the same transitions gives the same δ's.
+	var x discrete.Transitions
+	for b := range tr.Len() {
+		for k := tr.Off[b]; k < tr.Off[b+1]; k++ {
+			next := tr.FinalState(b)
+			term := k == tr.Off[b+1]-1
+			if !term {
+				next = tr.State(k + 1)
+			}
+			x.Add(tr.State(k), int(tr.Actions[k]), next, term, logR[b])
+		}
+	}
+	d2 := make([]float64, x.Len())
+	db.Loss(g, m, &tr, logR, delta, false)
+	db.TransitionLoss(g, m, &x, d2, false)
+	for i := range d2 {
+		if math.Abs(d2[i]-delta[i]) > 1e-5 {
+			t.Fatalf("transition %d: δ %v, trajectory form %v", i, d2[i], delta[i])
+		}
+	}
+}

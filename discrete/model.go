@@ -46,7 +46,13 @@ type MLPModel struct {
 // one-hot features, outputting env.NumActions() logits. Parameter names
 // start with prefix.
 func NewMLPModel(env Env, prefix string, hidden []int, rng *rand.Rand) *MLPModel {
-	sizes := append(append([]int(nil), hidden...), env.NumActions())
+	return NewMLPModelHeads(env, prefix, hidden, 0, rng)
+}
+
+// NewMLPModelHeads is NewMLPModel with extra outputs after the logits
+// (column NumActions() is the log state flow log F(s) for DB and GAFN).
+func NewMLPModelHeads(env Env, prefix string, hidden []int, extra int, rng *rand.Rand) *MLPModel {
+	sizes := append(append([]int(nil), hidden...), env.NumActions()+extra)
 	net := nn.NewOneHotMLP(prefix, env.FeatureLen(), sizes, nn.LeakyReLU, rng)
 	return &MLPModel{Env: env, Net: net}
 }
@@ -93,4 +99,18 @@ func growF64(s []float64, n int) []float64 {
 		return make([]float64, n, n+n/4)
 	}
 	return s[:n]
+}
+
+// Narrow returns the first cols columns of src: src itself when it has
+// exactly cols, else a copy in dst (models with extra heads put them after
+// the logits).
+func Narrow(dst, src *nn.Matrix, cols int) *nn.Matrix {
+	if src.Cols == cols {
+		return src
+	}
+	dst.Resize(src.Rows, cols)
+	for r := range src.Rows {
+		copy(dst.Row(r), src.Row(r)[:cols])
+	}
+	return dst
 }

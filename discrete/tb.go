@@ -19,6 +19,23 @@ type TB struct {
 	dlogits nn.Matrix
 	logPF   []float64
 	row     []int32 // logits row of each transition
+	narrow  nn.Matrix
+	dwide   nn.Matrix
+	width   int // columns of the model's output
+}
+
+// widen returns src padded with zero columns to cols (src itself if it
+// already has them).
+func widen(dst, src *nn.Matrix, cols int) *nn.Matrix {
+	if src.Cols == cols {
+		return src
+	}
+	dst.Resize(src.Rows, cols)
+	dst.Zero()
+	for r := range src.Rows {
+		copy(dst.Row(r), src.Row(r))
+	}
+	return dst
 }
 
 // LogPF writes log P_F(τ) under model m for every trajectory of tr into
@@ -43,7 +60,8 @@ func (tb *TB) LogPF(env Env, m Model, tr *Trajectories, out []float64) {
 		r := int(tb.row[i])
 		env.ForwardMask(tr.States[i*w:(i+1)*w], tb.mask[r*na:(r+1)*na])
 	}
-	nn.LogSoftmax(&tb.logp, logits, tb.mask)
+	tb.width = logits.Cols
+	nn.LogSoftmax(&tb.logp, Narrow(&tb.narrow, logits, na), tb.mask)
 	for b := range tr.Len() {
 		var s float64
 		for t := tr.Off[b]; t < tr.Off[b+1]; t++ {
@@ -88,6 +106,6 @@ func (tb *TB) Loss(env Env, m Model, logZ *nn.Param, tr *Trajectories, logR, del
 	}
 	logZ.Grad[0] += float32(dz)
 	nn.LogSoftmaxBackward(&tb.dlogits, &tb.logp, &tb.dlogp)
-	m.Backward(&tb.dlogits)
+	m.Backward(widen(&tb.dwide, &tb.dlogits, tb.width))
 	return loss
 }

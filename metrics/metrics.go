@@ -97,7 +97,7 @@ func Terminating(env Enumerable, m discrete.Model) ([]float64, error) {
 	child := make([]int32, w)
 	reach := make([]float64, ns)
 	term := make([]float64, nt)
-	var logp nn.Matrix
+	var logp, narrow nn.Matrix
 	s0 := make([]int32, w)
 	env.Init(s0)
 	reach[env.StateIndex(s0)] = 1
@@ -109,7 +109,7 @@ func Terminating(env Enumerable, m discrete.Model) ([]float64, error) {
 			env.State(i, states[r*w:(r+1)*w])
 			env.ForwardMask(states[r*w:(r+1)*w], mask[r*na:(r+1)*na])
 		}
-		nn.LogSoftmax(&logp, m.Forward(states[:rows*w], rows), mask[:rows*na])
+		nn.LogSoftmax(&logp, discrete.Narrow(&narrow, m.Forward(states[:rows*w], rows), na), mask[:rows*na])
 		for r := range rows {
 			p := reach[lo+r]
 			if p == 0 {

@@ -57,9 +57,9 @@ func New(capacity, stateLen int, p Priority) (*Buffer, error) {
 	if !ok {
 		return nil, fmt.Errorf("replay: unknown priority %q (allowed: %v)", p, Priorities)
 	}
-	return &Buffer{Cap: capacity, Priority: p, RankWeight: 0.01, stateLen: stateLen,
-		slot: make(map[uint64]int), keys: make([]uint64, capacity), xs: make([]int32, capacity*stateLen),
-		logR: make([]float64, capacity), prio: make([]float64, capacity), seq: make([]uint64, capacity)}, nil
+	// Storage grows with use: the reference formula gives capacities far
+	// beyond what a run fills on the large grids.
+	return &Buffer{Cap: capacity, Priority: p, RankWeight: 0.01, stateLen: stateLen, slot: make(map[uint64]int)}, nil
 }
 
 // Len is the number of stored states.
@@ -79,6 +79,9 @@ func (b *Buffer) Add(key uint64, x []int32, logR, priority float64) {
 		} else {
 			s = b.used
 			b.used++
+			b.keys = append(b.keys, 0)
+			b.xs = append(b.xs, make([]int32, b.stateLen)...)
+			b.logR, b.prio, b.seq = append(b.logR, 0), append(b.prio, 0), append(b.seq, 0)
 		}
 		b.slot[key] = s
 		b.keys[s] = key

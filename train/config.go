@@ -19,6 +19,14 @@ const (
 // Methods lists the valid methods.
 var Methods = []Method{MethodTB, MethodTeacher}
 
+// Objective names a GFlowNet training objective.
+type Objective string
+
+const (
+	ObjectiveTB Objective = "tb" // trajectory balance with a learned log Z
+	ObjectiveDB Objective = "db" // detailed balance with a state-flow head
+)
+
 // TeacherReward names a Teacher reward form.
 type TeacherReward string
 
@@ -30,16 +38,18 @@ const (
 // Config holds every training setting. Zero values are not defaults: start
 // from DefaultConfig.
 type Config struct {
-	Method      Method  `json:"method"`
-	Batch       int     `json:"batch"`
-	RewardCalls int     `json:"reward_calls"` // budget of reward evaluations
-	Hidden      []int   `json:"hidden"`
-	LR          float64 `json:"lr"`
-	LogZLR      float64 `json:"logz_lr"`
-	LogZInit    float64 `json:"logz_init"`
-	ClipNorm    float64 `json:"clip_norm"` // 0 disables clipping
-	Eps         float64 `json:"eps"`       // ε-uniform exploration of the behaviour policies
-	Temperature float64 `json:"temperature"`
+	Method Method `json:"method"`
+	// Objective is the loss of both Student and Teacher (default tb).
+	Objective   Objective `json:"objective"`
+	Batch       int       `json:"batch"`
+	RewardCalls int       `json:"reward_calls"` // budget of reward evaluations
+	Hidden      []int     `json:"hidden"`
+	LR          float64   `json:"lr"`
+	LogZLR      float64   `json:"logz_lr"`
+	LogZInit    float64   `json:"logz_init"`
+	ClipNorm    float64   `json:"clip_norm"` // 0 disables clipping
+	Eps         float64   `json:"eps"`       // ε-uniform exploration of the behaviour policies
+	Temperature float64   `json:"temperature"`
 
 	TeacherReward TeacherReward `json:"teacher_reward"`
 	C             float64       `json:"c"`
@@ -71,7 +81,7 @@ type Config struct {
 // DefaultConfig is the grid setting of the paper and the reference code.
 func DefaultConfig() Config {
 	return Config{
-		Method: MethodTeacher, Batch: 16, RewardCalls: 96000, Hidden: []int{256, 256},
+		Method: MethodTeacher, Objective: ObjectiveTB, Batch: 16, RewardCalls: 96000, Hidden: []int{256, 256},
 		LR: 1e-3, LogZLR: 0.1, ClipNorm: 1, Temperature: 1,
 		TeacherReward: RewardReference, C: 19, Alpha: 0, TeacherEps: 1e-3, NMC: 1, TeacherLR: 1e-3,
 		LSIterations: 4, LSBackRatio: 0.5,
@@ -119,6 +129,8 @@ func (c Config) Validate() error {
 	switch {
 	case !okMethod:
 		return fmt.Errorf("method %q is unknown (allowed: %v)", c.Method, Methods)
+	case c.Objective != ObjectiveTB && c.Objective != ObjectiveDB:
+		return fmt.Errorf("objective %q is unknown (allowed: %s, %s)", c.Objective, ObjectiveTB, ObjectiveDB)
 	case c.Batch < 1:
 		return fmt.Errorf("batch %d is invalid: it must be at least 1", c.Batch)
 	case c.RewardCalls < c.Batch:

@@ -1,11 +1,13 @@
 package train
 
 import (
+	"math"
 	"slices"
 	"testing"
 
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/env/hypergrid"
+	"github.com/gfngo/gfn/replay"
 )
 
 // Local search never lowers the score it accepts on (R for the Student,
@@ -115,5 +117,53 @@ func TestBufferRun(t *testing.T) {
 		if tr.buffer.Len() == 0 || tr.buffer.Cap != g.ReplayCapacity() {
 			t.Errorf("%s: buffer len %d cap %d", m, tr.buffer.Len(), tr.buffer.Cap)
 		}
+	}
+}
+
+func TestDBRuns(t *testing.T) {
+	g, _ := hypergrid.New(2, 8, hypergrid.Deceptive)
+	for _, c := range []struct {
+		m      Method
+		buffer replay.Priority
+		ls     bool
+		nmc    int
+	}{{MethodTB, "", false, 1}, {MethodTeacher, "", true, 2}, {MethodTB, replay.Teacher, false, 1}, {MethodTeacher, replay.Teacher, false, 1}} {
+		cfg := DefaultConfig()
+		cfg.Objective, cfg.Method, cfg.Hidden, cfg.Buffer, cfg.LocalSearch, cfg.NMC = ObjectiveDB, c.m, []int{32}, c.buffer, c.ls, c.nmc
+		cfg.RewardCalls = 80 * 16
+		tr, err := New(g, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for !tr.Done() {
+			it, err := tr.Iterate()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.IsNaN(it.StudentLoss) || (c.m == MethodTeacher && math.IsNaN(it.TeacherLoss)) {
+				t.Fatalf("%+v: NaN loss at step %d", c, tr.Step)
+			}
+		}
+		if c.buffer != "" && (tr.buffer.Len() == 0 || tr.GradSteps < 150) {
+			t.Errorf("%+v: buffer %d entries, %d gradient steps", c, tr.buffer.Len(), tr.GradSteps)
+		}
+		if tr.Student.LogZ != nil {
+			t.Errorf("DB agent has a log Z")
+		}
+	}
+}
+
+func TestDBTeacherTarget(t *testing.T) {
+	cfg := DefaultConfig()
+	ds := []float64{0.5, -0.2, 1}
+	logR := math.Log(0.1)
+	want := math.Log(math.Log(1+1e-3+20*0.25)+math.Log(1+1e-3+0.04)+math.Log(1+1e-3+20) + 1e-8)
+	if got := trajectoryTarget(cfg, ds, logR); math.Abs(got-want) > 1e-12 {
+		t.Errorf("reference target %v, want %v", got, want)
+	}
+	cfg.TeacherReward = RewardPaper
+	want = math.Log(1e-3 + 20*0.25 + 0.04 + 20)
+	if got := trajectoryTarget(cfg, ds, logR); math.Abs(got-want) > 1e-12 {
+		t.Errorf("paper target %v, want %v", got, want)
 	}
 }

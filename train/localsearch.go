@@ -42,6 +42,14 @@ func (t *Trainer) localSearch(searcher *Agent, teacher bool) error {
 			return
 		}
 		// The Teacher reward of each trajectory, from the Student's δ.
+		if cfg.Objective == ObjectiveDB {
+			ls.delta = grow(ls.delta, tr.NumTransitions())
+			t.db.obj.Loss(env, t.Student.Model, tr, logR, ls.delta, false)
+			for b := range tr.Len() {
+				out[b] = trajectoryTarget(cfg, ls.delta[tr.Off[b]:tr.Off[b+1]], logR[b])
+			}
+			return
+		}
 		ls.delta = grow(ls.delta, tr.Len())
 		t.tb.Loss(env, t.Student.Model, t.Student.LogZ, tr, logR, ls.delta, false)
 		for b, d := range ls.delta {

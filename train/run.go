@@ -144,10 +144,10 @@ func Run(ctx context.Context, env discrete.Env, cfg Config, opt RunOptions) (*Re
 	point := func() {
 		p := Point{Step: t.Step, RewardCalls: t.RewardCalls, GradSteps: t.GradSteps, Modes: len(t.ModesFound),
 			StudentLoss: sLoss / float64(max(nLoss, 1)), TeacherLoss: math.NaN(),
-			StudentLogZ: float64(t.Student.LogZ.Value[0]), TeacherLogZ: math.NaN(), WallSeconds: time.Since(start).Seconds()}
+			StudentLogZ: t.Student.LogZEstimate(env), TeacherLogZ: math.NaN(), WallSeconds: time.Since(start).Seconds()}
 		if t.Teacher != nil {
 			p.TeacherLoss = tLoss / float64(max(nLoss, 1))
-			p.TeacherLogZ = float64(t.Teacher.LogZ.Value[0])
+			p.TeacherLogZ = t.Teacher.LogZEstimate(env)
 		}
 		if nLoss == 0 {
 			p.StudentLoss, p.TeacherLoss = math.NaN(), math.NaN()
@@ -199,7 +199,7 @@ func Run(ctx context.Context, env discrete.Env, cfg Config, opt RunOptions) (*Re
 	}
 	s.TrainSeconds = trainTime.Seconds()
 	s.MsPerIterEarly, s.MsPerIterLate, s.MsPerIterMean = iterStats(iterDur)
-	s.StudentLogZ = float64(t.Student.LogZ.Value[0])
+	s.StudentLogZ = t.Student.LogZEstimate(env)
 	s.Kernel = string(kernel.Name())
 
 	// Final evaluation.

@@ -17,10 +17,14 @@ import (
 )
 
 func trainSmall(t *testing.T, method train.Method, steps int, seed uint64) (*train.Trainer, metrics.Distances) {
+	return trainSmallObj(t, method, train.ObjectiveTB, steps, seed)
+}
+
+func trainSmallObj(t *testing.T, method train.Method, obj train.Objective, steps int, seed uint64) (*train.Trainer, metrics.Distances) {
 	t.Helper()
 	g, _ := hypergrid.New(2, 8, hypergrid.Deceptive)
 	cfg := train.DefaultConfig()
-	cfg.Method = method
+	cfg.Method, cfg.Objective = method, obj
 	cfg.Hidden = []int{64, 64}
 	cfg.RewardCalls = steps * cfg.Batch
 	cfg.Seed = seed
@@ -54,6 +58,16 @@ func TestStudentLearnsSmallGrid(t *testing.T) {
 		}
 		if tr.RewardCalls != 1500*16 || tr.Step != 1500 {
 			t.Errorf("%s: %d reward calls in %d steps", m, tr.RewardCalls, tr.Step)
+		}
+	}
+}
+
+func TestDBStudentLearnsSmallGrid(t *testing.T) {
+	for _, m := range []train.Method{train.MethodTB, train.MethodTeacher} {
+		tr, d := trainSmallObj(t, m, train.ObjectiveDB, 1500, 1)
+		t.Logf("db %s: TV %.4f L1 %.2e modes %d", m, d.TV, d.L1, len(tr.ModesFound))
+		if d.TV > 0.1 {
+			t.Errorf("db %s: exact TV %.4f after %d steps, want < 0.1", m, d.TV, tr.Step)
 		}
 	}
 }

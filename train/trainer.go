@@ -17,12 +17,30 @@ type Agent struct {
 	Opt   *nn.Adam
 }
 
-func newAgent(env discrete.Env, hidden []int, lr, logZLR, logZInit float64, rng *rand.Rand) *Agent {
-	m := discrete.NewMLPModel(env, "model", hidden, rng)
+// newAgent builds a TB agent (policy and log Z) or, for DB, a policy with
+// a state-flow head and no log Z.
+func newAgent(env discrete.Env, cfg Config, lr float64, rng *rand.Rand) *Agent {
+	if cfg.Objective == ObjectiveDB {
+		m := discrete.NewMLPModelHeads(env, "model", cfg.Hidden, 1, rng)
+		return &Agent{Model: m, Opt: nn.NewAdam(nn.Group{Params: m.Params(), LR: lr})}
+	}
+	m := discrete.NewMLPModel(env, "model", cfg.Hidden, rng)
 	z := nn.NewParam("logZ")
-	z.Value[0] = float32(logZInit)
-	opt := nn.NewAdam(nn.Group{Params: m.Params(), LR: lr}, nn.Group{Params: []*nn.Param{z}, LR: logZLR})
+	z.Value[0] = float32(cfg.LogZInit)
+	opt := nn.NewAdam(nn.Group{Params: m.Params(), LR: lr}, nn.Group{Params: []*nn.Param{z}, LR: cfg.LogZLR})
 	return &Agent{Model: m, LogZ: z, Opt: opt}
+}
+
+// LogZEstimate is the agent's estimate of log Z: its parameter for TB, the state
+// flow log F(s0) for DB.
+func (a *Agent) LogZEstimate(env discrete.Env) float64 {
+	if a.LogZ != nil {
+		return float64(a.LogZ.Value[0])
+	}
+	s0 := make([]int32, env.StateLen())
+	env.Init(s0)
+	out := a.Model.Forward(s0, 1)
+	return float64(out.Data[env.NumActions()])
 }
 
 // Params is every trainable parameter, log Z last.
@@ -73,6 +91,7 @@ type Trainer struct {
 	buffer   *replay.Buffer
 	bufX     []int32
 	ls       lsState
+	db       dbState
 }
 
 // Iteration reports what one Iterate call did.
@@ -95,9 +114,9 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 	t := &Trainer{
 		Env: env, Cfg: cfg, rng: rng, sampler: discrete.NewSampler(env), schedule: cfg.schedule(),
 	}
-	t.Student = newAgent(env, cfg.Hidden, cfg.LR, cfg.LogZLR, cfg.LogZInit, rng)
+	t.Student = newAgent(env, cfg, cfg.LR, rng)
 	if cfg.Method == MethodTeacher {
-		t.Teacher = newAgent(env, cfg.Hidden, cfg.TeacherLR, cfg.LogZLR, cfg.LogZInit, rng)
+		t.Teacher = newAgent(env, cfg, cfg.TeacherLR, rng)
 	}
 	t.modes, _ = env.(ModeTester)
 	t.keyer, _ = env.(discrete.TerminalKeyer)
@@ -109,6 +128,14 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 			return nil, fmt.Errorf("a replay buffer needs an environment with terminal keys; %v has none", env)
 		}
 		capacity := cfg.BufferCap
+		stateLen := env.StateLen()
+		if cfg.Objective == ObjectiveDB {
+			// Transitions (s, a): the state and the action.
+			stateLen++
+			if capacity == 0 {
+				capacity = 1000 // the reference's transition buffer
+			}
+		}
 		if capacity == 0 {
 			rc, ok := env.(interface{ ReplayCapacity() int })
 			if !ok {
@@ -116,7 +143,7 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 			}
 			capacity = rc.ReplayCapacity()
 		}
-		b, err := replay.New(capacity, env.StateLen(), cfg.Buffer)
+		b, err := replay.New(capacity, stateLen, cfg.Buffer)
 		if err != nil {
 			return nil, err
 		}
@@ -157,17 +184,20 @@ func (t *Trainer) Iterate() (Iteration, error) {
 	if role == 'B' && t.buffer.Len() == 0 {
 		role = 'S' // nothing to replay yet: sample on-policy instead
 	}
-	if role == 'B' {
+	switch {
+	case role == 'B' && cfg.Objective == ObjectiveDB:
+		t.sampleTransitions()
+	case role == 'B':
 		t.bufX, t.logR = t.buffer.Sample(cfg.Batch, t.rng, t.bufX[:0], t.logR[:0])
 		t.sampler.Backward(t.bufX, cfg.Batch, t.rng, &t.batch)
-	} else {
+	default:
 		behaviour := t.Student
 		if role == 'T' {
 			behaviour = t.Teacher
 		}
 		// Record the behaviour policy's forward passes: its own TB step
 		// on this batch then reuses them instead of recomputing.
-		opt := discrete.SampleOptions{Eps: cfg.Eps, Temperature: cfg.Temperature, Record: true}
+		opt := discrete.SampleOptions{Eps: cfg.Eps, Temperature: cfg.Temperature, Record: cfg.Objective != ObjectiveDB}
 		t.sampler.Forward(behaviour.Model, cfg.Batch, opt, t.rng, &t.batch)
 		if err := t.rewards(&t.batch, &t.logR); err != nil {
 			return it, err
@@ -179,9 +209,25 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		}
 		t.countModes(&it)
 	}
+	if cfg.Objective == ObjectiveDB {
+		t.stepDB(role, &it)
+	} else {
+		t.stepTB(role, &it)
+	}
+	t.GradSteps++
+	it.StudentLogZ = t.Student.LogZEstimate(t.Env)
+	if t.Teacher != nil {
+		it.TeacherLogZ = t.Teacher.LogZEstimate(t.Env)
+	}
+	t.Step++
+	return it, nil
+}
+
+// stepTB trains on t.batch with trajectory balance.
+func (t *Trainer) stepTB(role byte, it *Iteration) {
+	cfg := t.Cfg
 	n := t.batch.Len()
 	it.MeanLength = float64(t.batch.NumTransitions()) / float64(n)
-
 	// Student TB step. δ is computed before the update, as in the reference.
 	t.delta = grow(t.delta, n)
 	nn.ZeroGrad(t.Student.Params())
@@ -191,20 +237,14 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		t.teacherTargets()
 	}
 	t.Student.update(cfg.ClipNorm)
-	t.GradSteps++
-
 	if t.Teacher != nil {
 		nn.ZeroGrad(t.Teacher.Params())
 		it.TeacherLoss = t.tb.Loss(t.Env, t.Teacher.Model, t.Teacher.LogZ, &t.batch, t.logRT, t.extraD[:n], true)
 		t.Teacher.update(cfg.ClipNorm)
-		it.TeacherLogZ = float64(t.Teacher.LogZ.Value[0])
 	}
 	if t.buffer != nil && role != 'B' {
 		t.addToBuffer()
 	}
-	it.StudentLogZ = float64(t.Student.LogZ.Value[0])
-	t.Step++
-	return it, nil
 }
 
 // rewards evaluates log R of tr's terminal states into *logR, counting the

@@ -42,7 +42,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	t.Reseed(*seed)
-	rep := evalReport{Env: fmt.Sprint(t.Env), Step: t.Step, StudentLogZ: float64(t.Student.LogZ.Value[0]), ModesFound: len(t.ModesFound)}
+	rep := evalReport{Env: fmt.Sprint(t.Env), Step: t.Step, StudentLogZ: t.Student.LogZEstimate(t.Env), ModesFound: len(t.ModesFound)}
 	enum, ok := t.Env.(metrics.Enumerable)
 	if !ok {
 		rep.Note = "exact metrics skipped: the environment cannot be enumerated"

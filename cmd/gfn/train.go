@@ -27,6 +27,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&spec.Side, "side", 128, "hypergrid side length H (>= 2)")
 	fs.StringVar(&spec.Reward, "reward", string(hypergrid.Deceptive), "hypergrid reward: deceptive (reference code), deceptive-paper (paper's equation), original (Bengio et al. 2021)")
 	method := fs.String("method", string(d.Method), "training method: tb (on-policy Student) or teacher")
+	objective := fs.String("objective", string(d.Objective), "training objective of Student and Teacher: tb (trajectory balance) or db (detailed balance)")
 	calls := fs.Int("reward-calls", 0, "reward-call budget; 0 = the paper's (96000, or 384000 for d=4 H=32)")
 	fs.IntVar(&d.Batch, "batch", d.Batch, "trajectories per batch (>= 1)")
 	hidden := intList(d.Hidden)
@@ -62,6 +63,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	d.Method, d.TeacherReward, d.Hidden = train.Method(*method), train.TeacherReward(*treward), hidden
 	d.Buffer = replay.Priority(*buffer)
+	d.Objective = train.Objective(*objective)
 	d.RewardCalls = *calls
 	if *calls == 0 {
 		d.RewardCalls = task.RewardCalls(spec)

@@ -278,3 +278,7 @@ func (g *Grid) CellOf(k uint64, x []int32) {
 func (g *Grid) ReplayCapacity() int {
 	return int(0.1 * float64(g.H-1+g.D) * math.Pow(float64(g.H-1), float64(g.D-1)))
 }
+
+// ReplayTransitions is the reference's transition replay batch for DB,
+// batch·(H/2).
+func (g *Grid) ReplayTransitions(batch int) int { return batch * (g.H / 2) }
