@@ -27,17 +27,17 @@ type Buffer struct {
 	RankWeight float64
 	stateLen   int
 
-	slot   map[uint64]int // key -> slot
-	keys   []uint64
-	xs     []int32 // slot-major states
-	logR   []float64
-	prio   []float64
-	seq    []uint64 // insertion sequence number of each slot (FIFO order)
-	next   uint64
+	slot map[uint64]int // key -> slot
+	keys []uint64
+	xs   []int32 // slot-major states
+	logR []float64
+	prio []float64
+	seq  []uint64 // insertion sequence number of each slot (FIFO order)
+	next uint64
 	// fifo lists (seq, slot) in insertion order; entries whose seq no
 	// longer matches their slot were refreshed or evicted and are skipped.
-	fifo []fifoEntry
-	head int
+	fifo   []fifoEntry
+	head   int
 	used   int
 	free   []int
 	dirty  bool  // ranks must be recomputed

@@ -52,6 +52,11 @@ func (t *Trainer) tensors() []safetensors.Tensor {
 	for name, a := range t.agents() {
 		ts = append(ts, a.Opt.StateTensors(name+".optim.")...)
 	}
+	if g := t.gafn; g != nil {
+		ts = append(ts, nn.ParamTensors("rnd.", g.target.Params())...)
+		ts = append(ts, nn.ParamTensors("rnd.", g.pred.Params())...)
+		ts = append(ts, g.opt.StateTensors("rnd.optim.")...)
+	}
 	return ts
 }
 
@@ -113,6 +118,17 @@ func Load(dir string, build func(spec json.RawMessage) (discrete.Env, error)) (*
 		}
 		if err := a.Opt.LoadState(name+".optim.", ts); err != nil {
 			return nil, nil, fmt.Errorf("checkpoint %s: %w", f.Name(), err)
+		}
+	}
+	if g := t.gafn; g != nil {
+		for _, err := range []error{
+			nn.LoadParams("rnd.", g.target.Params(), ts),
+			nn.LoadParams("rnd.", g.pred.Params(), ts),
+			g.opt.LoadState("rnd.optim.", ts),
+		} {
+			if err != nil {
+				return nil, nil, fmt.Errorf("checkpoint %s: %w", f.Name(), err)
+			}
 		}
 	}
 	t.Step, t.GradSteps, t.RewardCalls = cc.Step, cc.GradSteps, cc.RewardCalls

@@ -14,10 +14,11 @@ type Method string
 const (
 	MethodTB      Method = "tb"      // on-policy TB Student alone
 	MethodTeacher Method = "teacher" // Student + adaptive Teacher
+	MethodGAFN    Method = "gafn"    // TB with RND intrinsic rewards (Pan et al. 2023)
 )
 
 // Methods lists the valid methods.
-var Methods = []Method{MethodTB, MethodTeacher}
+var Methods = []Method{MethodTB, MethodTeacher, MethodGAFN}
 
 // Objective names a GFlowNet training objective.
 type Objective string
@@ -57,6 +58,8 @@ type Config struct {
 	TeacherEps    float64       `json:"teacher_eps"` // ε of the paper form
 	NMC           int           `json:"n_mc"`
 	TeacherLR     float64       `json:"teacher_lr"`
+	// GAFNScale scales GAFN's intrinsic rewards (0.01 on the grid).
+	GAFNScale float64 `json:"gafn_scale,omitempty"`
 	// Schedule is the cycle of behaviour policies: S (Student), T
 	// (Teacher), B (buffer). Empty means the reference grid schedule:
 	// "SSTT" for the Teacher ("SBTB" with a buffer), "S" for TB ("SB").
@@ -84,7 +87,7 @@ func DefaultConfig() Config {
 		Method: MethodTeacher, Objective: ObjectiveTB, Batch: 16, RewardCalls: 96000, Hidden: []int{256, 256},
 		LR: 1e-3, LogZLR: 0.1, ClipNorm: 1, Temperature: 1,
 		TeacherReward: RewardReference, C: 19, Alpha: 0, TeacherEps: 1e-3, NMC: 1, TeacherLR: 1e-3,
-		LSIterations: 4, LSBackRatio: 0.5,
+		LSIterations: 4, LSBackRatio: 0.5, GAFNScale: 0.01,
 	}
 }
 
@@ -163,7 +166,13 @@ func (c Config) Validate() error {
 	if strings.Trim(s, "STB") != "" {
 		return fmt.Errorf("schedule %q may only contain S (Student), T (Teacher) and B (buffer)", s)
 	}
-	if c.Method == MethodTB && strings.Contains(s, "T") {
+	if c.Method == MethodGAFN && (c.Buffer != "" || c.LocalSearch || c.Objective != ObjectiveTB) {
+		return fmt.Errorf("method gafn runs on-policy with TB, as the reference: no buffer, local search or DB")
+	}
+	if c.Method == MethodGAFN && !(c.GAFNScale >= 0) {
+		return fmt.Errorf("gafn scale %v must be >= 0", c.GAFNScale)
+	}
+	if c.Method != MethodTeacher && strings.Contains(s, "T") {
 		return fmt.Errorf("schedule %q uses the Teacher, which method %q does not have", s, c.Method)
 	}
 	if strings.Contains(s, "B") != (c.Buffer != "") {

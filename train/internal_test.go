@@ -7,6 +7,8 @@ import (
 
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/env/hypergrid"
+	"github.com/gfngo/gfn/metrics"
+	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/replay"
 )
 
@@ -157,7 +159,7 @@ func TestDBTeacherTarget(t *testing.T) {
 	cfg := DefaultConfig()
 	ds := []float64{0.5, -0.2, 1}
 	logR := math.Log(0.1)
-	want := math.Log(math.Log(1+1e-3+20*0.25)+math.Log(1+1e-3+0.04)+math.Log(1+1e-3+20) + 1e-8)
+	want := math.Log(math.Log(1+1e-3+20*0.25) + math.Log(1+1e-3+0.04) + math.Log(1+1e-3+20) + 1e-8)
 	if got := trajectoryTarget(cfg, ds, logR); math.Abs(got-want) > 1e-12 {
 		t.Errorf("reference target %v, want %v", got, want)
 	}
@@ -165,5 +167,40 @@ func TestDBTeacherTarget(t *testing.T) {
 	want = math.Log(1e-3 + 20*0.25 + 0.04 + 20)
 	if got := trajectoryTarget(cfg, ds, logR); math.Abs(got-want) > 1e-12 {
 		t.Errorf("paper target %v, want %v", got, want)
+	}
+}
+
+func TestGAFNRuns(t *testing.T) {
+	g, _ := hypergrid.New(2, 8, hypergrid.Deceptive)
+	cfg := DefaultConfig()
+	cfg.Method, cfg.Hidden, cfg.RewardCalls = MethodGAFN, []int{64, 64}, 1500*16
+	tr, err := New(g, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := slices.Clone(tr.gafn.target.Params()[0].Value)
+	for !tr.Done() {
+		it, err := tr.Iterate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.IsNaN(it.StudentLoss) {
+			t.Fatalf("NaN loss at step %d", tr.Step)
+		}
+	}
+	if !slices.Equal(before, tr.gafn.target.Params()[0].Value) {
+		t.Error("the RND target network changed")
+	}
+	// The predictor learned the visited states: small distances now.
+	s := make([]int32, 3)
+	var tgt nn.Matrix
+	d := tr.gafn.rndDistance(g, s, 1, &tgt)
+	if d[0] > 0.5 {
+		t.Errorf("RND distance at s0 after training %v", d[0])
+	}
+	target, _, _ := metrics.Target(g)
+	p, _ := metrics.Terminating(g, tr.Student.Model)
+	if dd := metrics.Compare(p, target); dd.TV > 0.1 || len(tr.ModesFound) != 4 {
+		t.Errorf("GAFN Student: TV %v, %d modes", dd.TV, len(tr.ModesFound))
 	}
 }

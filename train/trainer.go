@@ -24,7 +24,11 @@ func newAgent(env discrete.Env, cfg Config, lr float64, rng *rand.Rand) *Agent {
 		m := discrete.NewMLPModelHeads(env, "model", cfg.Hidden, 1, rng)
 		return &Agent{Model: m, Opt: nn.NewAdam(nn.Group{Params: m.Params(), LR: lr})}
 	}
-	m := discrete.NewMLPModel(env, "model", cfg.Hidden, rng)
+	extra := 0
+	if cfg.Method == MethodGAFN {
+		extra = 1 // the state flow of GAFN's edge rewards
+	}
+	m := discrete.NewMLPModelHeads(env, "model", cfg.Hidden, extra, rng)
 	z := nn.NewParam("logZ")
 	z.Value[0] = float32(cfg.LogZInit)
 	opt := nn.NewAdam(nn.Group{Params: m.Params(), LR: lr}, nn.Group{Params: []*nn.Param{z}, LR: cfg.LogZLR})
@@ -92,6 +96,7 @@ type Trainer struct {
 	bufX     []int32
 	ls       lsState
 	db       dbState
+	gafn     *gafnState
 }
 
 // Iteration reports what one Iterate call did.
@@ -117,6 +122,9 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 	t.Student = newAgent(env, cfg, cfg.LR, rng)
 	if cfg.Method == MethodTeacher {
 		t.Teacher = newAgent(env, cfg, cfg.TeacherLR, rng)
+	}
+	if cfg.Method == MethodGAFN {
+		t.gafn = newGAFN(env, cfg.LR, rng)
 	}
 	t.modes, _ = env.(ModeTester)
 	t.keyer, _ = env.(discrete.TerminalKeyer)
@@ -197,7 +205,8 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		}
 		// Record the behaviour policy's forward passes: its own TB step
 		// on this batch then reuses them instead of recomputing.
-		opt := discrete.SampleOptions{Eps: cfg.Eps, Temperature: cfg.Temperature, Record: cfg.Objective != ObjectiveDB}
+		opt := discrete.SampleOptions{Eps: cfg.Eps, Temperature: cfg.Temperature,
+			Record: cfg.Objective == ObjectiveTB && cfg.Method != MethodGAFN}
 		t.sampler.Forward(behaviour.Model, cfg.Batch, opt, t.rng, &t.batch)
 		if err := t.rewards(&t.batch, &t.logR); err != nil {
 			return it, err
@@ -209,9 +218,12 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		}
 		t.countModes(&it)
 	}
-	if cfg.Objective == ObjectiveDB {
+	switch {
+	case cfg.Method == MethodGAFN:
+		t.stepGAFN(&it)
+	case cfg.Objective == ObjectiveDB:
 		t.stepDB(role, &it)
-	} else {
+	default:
 		t.stepTB(role, &it)
 	}
 	t.GradSteps++
