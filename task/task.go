@@ -38,11 +38,18 @@ func BuildJSON(raw json.RawMessage) (discrete.Env, error) {
 	return Build(s)
 }
 
-// RewardCalls is the paper's reward-call budget for a grid: 384,000 for
-// d=4, H=32 and 96,000 otherwise.
+// RewardCalls is the reference code's reward-call budget for a grid:
+// 16 × 1.5 × (4000 steps, 8000 for d=2 with H > 256, 16000 for d=4 with
+// H > 16), i.e. 96,000, 192,000 or 384,000 (d=4, H=32: 384,000 as the
+// paper states).
 func RewardCalls(s Spec) int {
-	if s.Task == "hypergrid" && s.Dim == 4 && s.Side == 32 {
-		return 384000
+	steps := 4000
+	switch {
+	case s.Task != "hypergrid":
+	case s.Dim == 2 && s.Side > 256:
+		steps = 8000
+	case s.Dim == 4 && s.Side > 16:
+		steps = 16000
 	}
-	return 96000
+	return steps * 3 / 2 * 16
 }

@@ -24,7 +24,9 @@ func TestBuild(t *testing.T) {
 	for _, c := range []struct {
 		s    Spec
 		want int
-	}{{Spec{Task: "hypergrid", Dim: 4, Side: 32}, 384000}, {Spec{Task: "hypergrid", Dim: 2, Side: 128}, 96000}} {
+	}{{Spec{Task: "hypergrid", Dim: 4, Side: 32}, 384000}, {Spec{Task: "hypergrid", Dim: 2, Side: 128}, 96000},
+		{Spec{Task: "hypergrid", Dim: 4, Side: 16}, 96000}, {Spec{Task: "hypergrid", Dim: 6, Side: 64}, 96000},
+		{Spec{Task: "hypergrid", Dim: 2, Side: 512}, 192000}, {Spec{Task: "hypergrid", Dim: 4, Side: 128}, 384000}} {
 		if got := RewardCalls(c.s); got != c.want {
 			t.Errorf("RewardCalls(%+v) = %d, want %d", c.s, got, c.want)
 		}

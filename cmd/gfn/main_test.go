@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gfngo/gfn/bench"
 	"github.com/gfngo/gfn/safetensors"
 )
 
@@ -197,5 +198,16 @@ func TestTrainSampleEvalEndToEnd(t *testing.T) {
 	se := sum["student_exact"].(map[string]any)
 	if rep.StudentExact == nil || rep.StudentExact.TV != se["tv"].(float64) || rep.Step != 200 {
 		t.Errorf("eval %+v disagrees with train's summary %v", rep, se)
+	}
+}
+
+// Every method preset of gfn bench grid is a valid gfn train command line.
+func TestBenchGridPresetsTrain(t *testing.T) {
+	for name, preset := range bench.GridMethods {
+		dir := filepath.Join(t.TempDir(), name)
+		args := append([]string{"train", "--side", "5", "--hidden", "8", "--reward-calls", "320", "--eval-samples", "100", "--quiet", "--out", dir}, preset...)
+		if _, stderr, err := runCLI(args...); err != nil {
+			t.Errorf("preset %s: %v\n%s", name, err, stderr)
+		}
 	}
 }

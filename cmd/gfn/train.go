@@ -141,15 +141,7 @@ func gridFigures(dir string, g *hypergrid.Grid, res *train.Result) ([]string, er
 	if g.D != 2 || res.Target == nil {
 		return files, nil
 	}
-	cells := func(p []float64) []float64 {
-		v := make([]float64, g.H*g.H)
-		x := make([]int32, 3)
-		for i, m := range p {
-			g.Terminal(i, x)
-			v[g.TerminalKey(x)] = m
-		}
-		return v
-	}
+	cells := g.Cells
 	target := cells(res.Target)
 	vmax := 0.0
 	for _, v := range target {

@@ -92,3 +92,15 @@ func (g *Grid) TerminalIndex(x []int32) int {
 	}
 	return n + axis*(n/(g.H-1)) + k
 }
+
+// Cells spreads a distribution over terminal indices onto the H^d grid
+// cells (by TerminalKey), for plotting.
+func (g *Grid) Cells(p []float64) []float64 {
+	v := make([]float64, ipow(g.H, g.D))
+	x := make([]int32, g.D+1)
+	for i, m := range p {
+		g.Terminal(i, x)
+		v[g.TerminalKey(x)] += m
+	}
+	return v
+}

@@ -1,0 +1,451 @@
+package bench
+
+import (
+	"context"
+	_ "embed"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gfngo/gfn/safefile"
+	"github.com/gfngo/gfn/task"
+)
+
+// paperGrid holds the paper's grid results (mean ± std per table, method
+// and grid), transcribed from the LaTeX source with each table's label.
+//
+//go:embed paper_grid.csv
+var paperGrid string
+
+// GridMethods are the rows of the paper's grid tables as gfn train flags.
+var GridMethods = map[string][]string{
+	"tb":             {"--method", "tb"},
+	"eps":            {"--method", "tb", "--eps", "0.01"},
+	"gafn":           {"--method", "gafn", "--gafn-scale", "0.01"},
+	"prt":            {"--method", "tb", "--buffer", "reward"},
+	"per":            {"--method", "tb", "--buffer", "teacher"},
+	"teacher":        {"--method", "teacher"},
+	"db":             {"--method", "tb", "--objective", "db"},
+	"db-eps":         {"--method", "tb", "--objective", "db", "--eps", "0.01"},
+	"db-per":         {"--method", "tb", "--objective", "db", "--buffer", "teacher"},
+	"db-teacher":     {"--method", "teacher", "--objective", "db"},
+	"tb-ls":          {"--method", "tb", "--ls"},
+	"teacher-ls":     {"--method", "teacher", "--ls"},
+	"tb-ls-per":      {"--method", "tb", "--ls", "--buffer", "teacher"},
+	"teacher-ls-per": {"--method", "teacher", "--ls", "--buffer", "teacher"},
+}
+
+func init() {
+	for _, c := range []string{"0", "9", "19", "29"} {
+		GridMethods["teacher-c"+c] = []string{"--method", "teacher", "--C", c}
+	}
+	for _, a := range []string{"0.0", "0.5"} {
+		GridMethods["teacher-alpha"+a] = []string{"--method", "teacher", "--alpha", a}
+	}
+	for _, n := range []string{"1", "3", "5", "10"} {
+		GridMethods["teacher-nmc"+n] = []string{"--method", "teacher", "--n-mc", n}
+	}
+}
+
+// Grid is a hypergrid configuration.
+type Grid struct{ Dim, Side int }
+
+func (g Grid) String() string { return fmt.Sprintf("d%d H%d", g.Dim, g.Side) }
+
+// GridTable is one table of the paper: its methods, grids and seeds.
+type GridTable struct {
+	Name    string
+	Methods []string
+	Grids   []Grid
+	Seeds   int
+}
+
+var (
+	table1Grids = []Grid{{2, 128}, {2, 256}, {4, 16}, {4, 32}}
+	ablGrids    = []Grid{{2, 256}, {4, 32}}
+)
+
+// GridTables are the tables `gfn bench grid --table` reproduces.
+var GridTables = []GridTable{
+	{"tb", []string{"tb", "eps", "gafn", "prt", "per", "teacher"}, table1Grids, 5},
+	{"db", []string{"db", "db-eps", "db-per", "db-teacher"}, table1Grids, 3},
+	{"large", []string{"tb", "eps", "teacher", "gafn", "prt", "per"}, []Grid{{4, 64}, {6, 32}, {4, 128}, {6, 64}}, 3},
+	{"ablation-c", []string{"teacher-c0", "teacher-c9", "teacher-c19", "teacher-c29"}, ablGrids, 3},
+	{"ablation-alpha", []string{"teacher-alpha0.0", "teacher-alpha0.5"}, ablGrids, 3},
+	{"ablation-nmc", []string{"teacher-nmc1", "teacher-nmc3", "teacher-nmc5", "teacher-nmc10"}, ablGrids, 3},
+	{"local-search", []string{"tb-ls", "teacher-ls", "tb-ls-per", "teacher-ls-per"}, table1Grids, 3},
+}
+
+// TableByName finds a table.
+func TableByName(name string) (GridTable, error) {
+	var names []string
+	for _, t := range GridTables {
+		if t.Name == name {
+			return t, nil
+		}
+		names = append(names, t.Name)
+	}
+	return GridTable{}, fmt.Errorf("table %q is unknown (allowed: %s)", name, strings.Join(names, ", "))
+}
+
+// GridJob is one training run of a table.
+type GridJob struct {
+	Method string
+	Grid   Grid
+	Seed   int
+	Dir    string
+	Args   []string // gfn train arguments
+}
+
+// GridOptions shape a table run.
+type GridOptions struct {
+	Out         string // directory of the table's runs and results
+	Seeds       int    // 0: the table's default
+	Jobs        int    // concurrent runs (≥ 1)
+	Quick       bool   // 1 seed, 1/20 of the budget, small evaluation: a smoke run
+	EvalSamples int    // 0: 100,000 (2,000 with Quick)
+	Methods     []string
+	Grids       []Grid
+}
+
+// Jobs lists the runs of table t.
+func (t GridTable) Jobs(o GridOptions) []GridJob {
+	seeds := t.Seeds
+	if o.Seeds > 0 {
+		seeds = o.Seeds
+	}
+	if o.Quick && o.Seeds == 0 {
+		seeds = 1
+	}
+	methods, grids := t.Methods, t.Grids
+	if len(o.Methods) > 0 {
+		methods = o.Methods
+	}
+	if len(o.Grids) > 0 {
+		grids = o.Grids
+	}
+	eval := o.EvalSamples
+	if eval == 0 {
+		eval = 100000
+		if o.Quick {
+			eval = 2000
+		}
+	}
+	var jobs []GridJob
+	for _, g := range grids {
+		for _, m := range methods {
+			for s := range seeds {
+				dir := filepath.Join(o.Out, fmt.Sprintf("%s-d%d-H%d-seed%d", m, g.Dim, g.Side, s))
+				args := []string{"train", "--dim", strconv.Itoa(g.Dim), "--side", strconv.Itoa(g.Side),
+					"--seed", strconv.Itoa(s), "--out", dir, "--quiet", "--eval-samples", strconv.Itoa(eval)}
+				if o.Quick {
+					calls := task.RewardCalls(task.Spec{Task: "hypergrid", Dim: g.Dim, Side: g.Side}) / 20
+					args = append(args, "--reward-calls", strconv.Itoa(calls))
+				}
+				jobs = append(jobs, GridJob{m, g, s, dir, append(args, GridMethods[m]...)})
+			}
+		}
+	}
+	return jobs
+}
+
+// Runner runs one gfn command line (the CLI execs itself; tests fake it).
+type Runner func(ctx context.Context, args []string) error
+
+// RunGrid runs the table's jobs that have no summary.json yet, o.Jobs at a
+// time, reporting progress to log, then aggregates every finished run.
+func RunGrid(ctx context.Context, t GridTable, o GridOptions, run Runner, log io.Writer) ([]GridResult, error) {
+	for _, m := range o.Methods {
+		if _, ok := GridMethods[m]; !ok {
+			return nil, fmt.Errorf("method %q is unknown", m)
+		}
+	}
+	if err := safefile.CheckDir(o.Out); err != nil {
+		return nil, err
+	}
+	jobs := t.Jobs(o)
+	var todo []GridJob
+	for _, j := range jobs {
+		if _, err := os.Stat(filepath.Join(j.Dir, "summary.json")); err != nil {
+			todo = append(todo, j)
+		}
+	}
+	fmt.Fprintf(log, "bench grid %s: %d runs, %d already done, %d at a time\n", t.Name, len(jobs), len(jobs)-len(todo), max(o.Jobs, 1))
+	sem := make(chan struct{}, max(o.Jobs, 1))
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	done := len(jobs) - len(todo)
+	for _, j := range todo {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			start := time.Now()
+			err := run(ctx, j.Args)
+			mu.Lock()
+			defer mu.Unlock()
+			done++
+			if err != nil {
+				if firstErr == nil && ctx.Err() == nil {
+					firstErr = fmt.Errorf("%s %v seed %d: %w", j.Method, j.Grid, j.Seed, err)
+				}
+				fmt.Fprintf(log, "[%d/%d] %s %v seed %d failed: %v\n", done, len(jobs), j.Method, j.Grid, j.Seed, err)
+				return
+			}
+			fmt.Fprintf(log, "[%d/%d] %s %v seed %d done in %s\n", done, len(jobs), j.Method, j.Grid, j.Seed, time.Since(start).Round(time.Second))
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	results, err := CollectGrid(t.Name, jobs)
+	if err != nil {
+		return nil, err
+	}
+	return results, firstErr
+}
+
+// GridResult is one finished run (a row of results.csv).
+type GridResult struct {
+	Table, Method        string
+	Grid                 Grid
+	Seed                 int
+	Modes                int
+	ModesTotal           float64
+	EmpiricalL1, ExactL1 float64 // NaN when not computed
+	RewardCalls, Steps   int
+	WallSeconds          float64
+}
+
+// CollectGrid reads the summaries of the jobs that have finished.
+func CollectGrid(table string, jobs []GridJob) ([]GridResult, error) {
+	var rs []GridResult
+	for _, j := range jobs {
+		b, err := os.ReadFile(filepath.Join(j.Dir, "summary.json"))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var s struct {
+			ModesFound   int      `json:"modes_found"`
+			ModesTotal   float64  `json:"modes_total"`
+			EmpiricalL1  *float64 `json:"empirical_l1"`
+			StudentExact *struct {
+				L1 *float64 `json:"l1"`
+			} `json:"student_exact"`
+			RewardCalls int     `json:"reward_calls"`
+			Steps       int     `json:"steps"`
+			Wall        float64 `json:"wall_seconds"`
+		}
+		if err := json.Unmarshal(b, &s); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(j.Dir, "summary.json"), err)
+		}
+		r := GridResult{Table: table, Method: j.Method, Grid: j.Grid, Seed: j.Seed, Modes: s.ModesFound, ModesTotal: s.ModesTotal,
+			EmpiricalL1: math.NaN(), ExactL1: math.NaN(), RewardCalls: s.RewardCalls, Steps: s.Steps, WallSeconds: s.Wall}
+		if s.EmpiricalL1 != nil {
+			r.EmpiricalL1 = *s.EmpiricalL1
+		}
+		if s.StudentExact != nil && s.StudentExact.L1 != nil {
+			r.ExactL1 = *s.StudentExact.L1
+		}
+		rs = append(rs, r)
+	}
+	return rs, nil
+}
+
+var resultsHeader = []string{"table", "method", "dim", "side", "seed", "modes", "modes_total", "empirical_l1", "exact_l1", "reward_calls", "steps", "wall_seconds"}
+
+// WriteResultsCSV writes results.csv.
+func WriteResultsCSV(w io.Writer, rs []GridResult) error {
+	cw := csv.NewWriter(w)
+	cw.Write(resultsHeader)
+	f := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', 8, 64)
+	}
+	for _, r := range rs {
+		cw.Write([]string{r.Table, r.Method, strconv.Itoa(r.Grid.Dim), strconv.Itoa(r.Grid.Side), strconv.Itoa(r.Seed),
+			strconv.Itoa(r.Modes), f(r.ModesTotal), f(r.EmpiricalL1), f(r.ExactL1), strconv.Itoa(r.RewardCalls), strconv.Itoa(r.Steps), f(r.WallSeconds)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// ReadResultsCSV reads what WriteResultsCSV wrote.
+func ReadResultsCSV(r io.Reader) ([]GridResult, error) {
+	rows, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 || strings.Join(rows[0], ",") != strings.Join(resultsHeader, ",") {
+		return nil, fmt.Errorf("results.csv: header must be %s", strings.Join(resultsHeader, ","))
+	}
+	var rs []GridResult
+	for i, row := range rows[1:] {
+		var e error
+		atoi := func(s string) int {
+			v, err := strconv.Atoi(s)
+			if err != nil && e == nil {
+				e = err
+			}
+			return v
+		}
+		atof := func(s string) float64 {
+			if s == "" {
+				return math.NaN()
+			}
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil && e == nil {
+				e = err
+			}
+			return v
+		}
+		r := GridResult{Table: row[0], Method: row[1], Grid: Grid{atoi(row[2]), atoi(row[3])}, Seed: atoi(row[4]), Modes: atoi(row[5]),
+			ModesTotal: atof(row[6]), EmpiricalL1: atof(row[7]), ExactL1: atof(row[8]), RewardCalls: atoi(row[9]), Steps: atoi(row[10]), WallSeconds: atof(row[11])}
+		if e != nil {
+			return nil, fmt.Errorf("results.csv line %d: %w", i+2, e)
+		}
+		rs = append(rs, r)
+	}
+	return rs, nil
+}
+
+// PaperEntry is one cell group of the paper's tables.
+type PaperEntry struct {
+	Ref                    string
+	ModesMean, ModesStd    float64
+	L1Mean, L1Std, L1Scale float64 // L1 in units of L1Scale; NaN if not reported
+}
+
+// PaperGrid returns the paper's numbers keyed by table/method/grid.
+func PaperGrid() map[string]PaperEntry {
+	rows, err := csv.NewReader(strings.NewReader(paperGrid)).ReadAll()
+	if err != nil {
+		panic("bench: embedded paper_grid.csv: " + err.Error())
+	}
+	m := map[string]PaperEntry{}
+	f := func(s string) float64 {
+		if s == "" {
+			return math.NaN()
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			panic("bench: embedded paper_grid.csv: " + err.Error())
+		}
+		return v
+	}
+	for _, r := range rows[1:] {
+		m[paperKey(r[0], r[2], Grid{int(f(r[3])), int(f(r[4]))})] = PaperEntry{r[1], f(r[5]), f(r[6]), f(r[7]), f(r[8]), f(r[9])}
+	}
+	return m
+}
+
+func paperKey(table, method string, g Grid) string { return table + "/" + method + "/" + g.String() }
+
+func meanStd(v []float64) (mean, std float64) {
+	if len(v) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	for _, x := range v {
+		std += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(std / float64(len(v))) // population std, as numpy's default
+}
+
+// WriteMarkdown writes one table per grid: mean ± std over seeds of modes
+// and empirical L1 (in the paper's units) next to the paper's numbers.
+func WriteMarkdown(w io.Writer, table string, rs []GridResult) {
+	paper := PaperGrid()
+	byGrid := map[Grid][]GridResult{}
+	var grids []Grid
+	for _, r := range rs {
+		if _, ok := byGrid[r.Grid]; !ok {
+			grids = append(grids, r.Grid)
+		}
+		byGrid[r.Grid] = append(byGrid[r.Grid], r)
+	}
+	sort.Slice(grids, func(i, j int) bool {
+		if grids[i].Dim != grids[j].Dim {
+			return grids[i].Dim < grids[j].Dim
+		}
+		return grids[i].Side < grids[j].Side
+	})
+	fmt.Fprintf(w, "# gfn bench grid --table %s\n\n", table)
+	fmt.Fprintln(w, "Mean ± std (population) over seeds; L1 is the empirical L1 of fresh Student samples, in the paper's units.")
+	for _, g := range grids {
+		var methods []string
+		seen := map[string]bool{}
+		for _, r := range byGrid[g] {
+			if !seen[r.Method] {
+				seen[r.Method] = true
+				methods = append(methods, r.Method)
+			}
+		}
+		scale := 1e-5
+		if p, ok := paper[paperKey(table, methods[0], g)]; ok && !math.IsNaN(p.L1Scale) {
+			scale = p.L1Scale
+		}
+		ref := ""
+		for _, m := range methods {
+			if p, ok := paper[paperKey(table, m, g)]; ok {
+				ref = p.Ref
+				break
+			}
+		}
+		fmt.Fprintf(w, "\n## %v\n\n", g)
+		if ref != "" {
+			fmt.Fprintf(w, "Paper: %s.\n\n", ref)
+		}
+		fmt.Fprintf(w, "| method | runs | modes | modes (paper) | L1 ×%g | L1 ×%g (paper) | wall (s, mean) |\n", scale, scale)
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+		for _, m := range methods {
+			var modes, l1, wall []float64
+			for _, r := range byGrid[g] {
+				if r.Method != m {
+					continue
+				}
+				modes = append(modes, float64(r.Modes))
+				if !math.IsNaN(r.EmpiricalL1) {
+					l1 = append(l1, r.EmpiricalL1/scale)
+				}
+				wall = append(wall, r.WallSeconds)
+			}
+			mm, ms := meanStd(modes)
+			wm, _ := meanStd(wall)
+			l1s := "–"
+			if len(l1) > 0 {
+				lm, ls := meanStd(l1)
+				l1s = fmt.Sprintf("%.3f ± %.3f", lm, ls)
+			}
+			pm, pl := "–", "–"
+			if p, ok := paper[paperKey(table, m, g)]; ok {
+				pm = fmt.Sprintf("%.1f ± %.1f", p.ModesMean, p.ModesStd)
+				if !math.IsNaN(p.L1Mean) {
+					pl = fmt.Sprintf("%.3f ± %.3f", p.L1Mean, p.L1Std)
+				}
+			}
+			fmt.Fprintf(w, "| %s | %d | %.1f ± %.1f | %s | %s | %s | %.0f |\n", m, len(modes), mm, ms, pm, l1s, pl, wm)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestMarkdownGolden(t *testing.T) {
+	f, err := os.Open("testdata/results.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := ReadResultsCSV(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	WriteMarkdown(&buf, "tb", rs)
+	golden := "testdata/results.md.golden"
+	if *update {
+		os.WriteFile(golden, buf.Bytes(), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != string(want) {
+		t.Errorf("Markdown differs from %s:\n%s", golden, buf.String())
+	}
+	// The CSV round-trips.
+	var out bytes.Buffer
+	if err := WriteResultsCSV(&out, rs); err != nil {
+		t.Fatal(err)
+	}
+	again, err := ReadResultsCSV(&out)
+	if err != nil || len(again) != len(rs) {
+		t.Fatalf("round trip: %v, %d rows", err, len(again))
+	}
+}
+
+func TestTablesUseKnownMethodsAndPaperNumbers(t *testing.T) {
+	paper := PaperGrid()
+	for _, tb := range GridTables {
+		for _, m := range tb.Methods {
+			if _, ok := GridMethods[m]; !ok {
+				t.Errorf("table %s: method %q has no preset", tb.Name, m)
+			}
+			if tb.Name == "local-search" {
+				continue // the paper reports local search on the grid as a figure only
+			}
+			for _, g := range tb.Grids {
+				if _, ok := paper[paperKey(tb.Name, m, g)]; !ok {
+					t.Errorf("table %s: no paper number for %s %v", tb.Name, m, g)
+				}
+			}
+		}
+	}
+	if p := paper[paperKey("tb", "teacher", Grid{2, 128})]; p.ModesMean != 676 || p.L1Mean != 2.13 || p.L1Scale != 1e-5 {
+		t.Errorf("Table 1 Teacher d2 H128: %+v", p)
+	}
+}
+
+// A fake runner: writes a summary.json where gfn train would.
+func fakeRun(calls *atomic.Int32) Runner {
+	return func(ctx context.Context, args []string) error {
+		calls.Add(1)
+		dir := args[slices.Index(args, "--out")+1]
+		if strings.Contains(dir, "gafn") {
+			return errors.New("boom")
+		}
+		os.MkdirAll(dir, 0o755)
+		return os.WriteFile(filepath.Join(dir, "summary.json"), []byte(`{"modes_found": 3, "modes_total": 9, "empirical_l1": 0.5, "reward_calls": 100, "steps": 10, "wall_seconds": 1}`), 0o644)
+	}
+}
+
+func TestRunGridIsResumable(t *testing.T) {
+	tb, _ := TableByName("tb")
+	o := GridOptions{Out: t.TempDir(), Jobs: 2, Quick: true, Grids: []Grid{{2, 8}}}
+	jobs := tb.Jobs(o)
+	if len(jobs) != 6 {
+		t.Fatalf("%d quick jobs, want 6 (6 methods × 1 grid × 1 seed)", len(jobs))
+	}
+	if !slices.Contains(jobs[0].Args, "--reward-calls") || !slices.Contains(jobs[0].Args, "4800") {
+		t.Errorf("quick job args %v lack the reduced budget", jobs[0].Args)
+	}
+	var calls atomic.Int32
+	var log bytes.Buffer
+	rs, err := RunGrid(context.Background(), tb, o, fakeRun(&calls), &log)
+	if err == nil || !strings.Contains(err.Error(), "gafn") {
+		t.Errorf("the failing run was not reported: %v", err)
+	}
+	if calls.Load() != 6 || len(rs) != 5 {
+		t.Errorf("%d runs, %d results", calls.Load(), len(rs))
+	}
+	calls.Store(0)
+	rs, _ = RunGrid(context.Background(), tb, o, fakeRun(&calls), &log)
+	if calls.Load() != 1 || len(rs) != 5 { // only the failed one is retried
+		t.Errorf("resumed: %d runs, %d results", calls.Load(), len(rs))
+	}
+	if !strings.Contains(log.String(), "5 already done") {
+		t.Errorf("log:\n%s", log.String())
+	}
+	if _, err := TableByName("table9"); err == nil {
+		t.Error("unknown table accepted")
+	}
+}

@@ -1,0 +1,148 @@
+package bench
+
+import (
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/gfngo/gfn/env/hypergrid"
+	"github.com/gfngo/gfn/metrics"
+	"github.com/gfngo/gfn/plot"
+	"github.com/gfngo/gfn/task"
+	"github.com/gfngo/gfn/train"
+)
+
+// curve is a run's metrics.csv columns we plot.
+type curve struct{ calls, modes, l1 []float64 }
+
+func readCurve(dir string) (curve, error) {
+	f, err := os.Open(filepath.Join(dir, "metrics.csv"))
+	if err != nil {
+		return curve{}, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 {
+		return curve{}, fmt.Errorf("%s: unreadable metrics.csv", dir)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	var c curve
+	num := func(s string) float64 {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return math.NaN()
+		}
+		return v
+	}
+	for _, r := range rows[1:] {
+		c.calls = append(c.calls, num(r[col["reward_calls"]]))
+		c.modes = append(c.modes, num(r[col["modes"]]))
+		c.l1 = append(c.l1, num(r[col["student_l1"]]))
+	}
+	return c, nil
+}
+
+// GridFigures draws, for every grid of the jobs, modes and exact L1 against
+// reward calls per method (mean over seeds; the paper's Fig. 7), and for
+// d=2, H=256 the exact Student distribution of every method's first seed
+// (the paper's Fig. 2). It returns the files written.
+func GridFigures(dir string, jobs []GridJob) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	type key struct {
+		g Grid
+		m string
+	}
+	sum := map[key]*curve{}
+	count := map[key]int{}
+	var order []key
+	for _, j := range jobs {
+		c, err := readCurve(j.Dir)
+		if err != nil {
+			continue // not finished
+		}
+		k := key{j.Grid, j.Method}
+		if s, ok := sum[k]; ok {
+			n := min(len(s.calls), len(c.calls))
+			for i := range n {
+				s.modes[i] += c.modes[i]
+				s.l1[i] += c.l1[i]
+			}
+			s.calls, s.modes, s.l1 = s.calls[:n], s.modes[:n], s.l1[:n]
+		} else {
+			sum[k] = &c
+			order = append(order, k)
+		}
+		count[k]++
+	}
+	var files []string
+	grids := map[Grid][]key{}
+	var gorder []Grid
+	for _, k := range order {
+		if _, ok := grids[k.g]; !ok {
+			gorder = append(gorder, k.g)
+		}
+		grids[k.g] = append(grids[k.g], k)
+	}
+	for _, g := range gorder {
+		var modes, l1 []plot.Series
+		for _, k := range grids[g] {
+			c, n := sum[k], float64(count[k])
+			ms, ls := make([]float64, len(c.calls)), make([]float64, len(c.calls))
+			for i := range c.calls {
+				ms[i], ls[i] = c.modes[i]/n, c.l1[i]/n
+			}
+			modes = append(modes, plot.Series{Name: k.m, X: c.calls, Y: ms})
+			l1 = append(l1, plot.Series{Name: k.m, X: c.calls, Y: ls})
+		}
+		name := fmt.Sprintf("d%d-H%d", g.Dim, g.Side)
+		if err := plot.Curves(filepath.Join(dir, name+"-modes.png"), "modes found, "+g.String(), "reward calls", "modes", modes, false); err != nil {
+			return nil, err
+		}
+		files = append(files, name+"-modes.png")
+		if err := plot.Curves(filepath.Join(dir, name+"-l1.png"), "exact L1 of the Student, "+g.String(), "reward calls", "L1", l1, true); err != nil {
+			return nil, err
+		}
+		files = append(files, name+"-l1.png")
+	}
+	// Distribution panels on d2 H256.
+	g, _ := hypergrid.New(2, 256, hypergrid.Deceptive)
+	target, _, err := metrics.Target(g)
+	if err != nil {
+		return nil, err
+	}
+	tv := g.Cells(target)
+	vmax := 0.0
+	for _, v := range tv {
+		vmax = max(vmax, v)
+	}
+	panels := []plot.Panel{{Title: "target", Side: 256, Values: tv}}
+	for _, j := range jobs {
+		if j.Grid != (Grid{2, 256}) || j.Seed != 0 {
+			continue
+		}
+		t, _, err := train.Load(j.Dir, task.BuildJSON)
+		if err != nil {
+			continue // not finished
+		}
+		p, err := metrics.Terminating(g, t.Student.Model)
+		if err != nil {
+			return nil, err
+		}
+		panels = append(panels, plot.Panel{Title: j.Method, Side: 256, Values: g.Cells(p)})
+	}
+	if len(panels) > 1 {
+		if err := plot.Heatmaps(filepath.Join(dir, "d2-H256-distributions.png"), panels, vmax); err != nil {
+			return nil, err
+		}
+		files = append(files, "d2-H256-distributions.png")
+	}
+	return files, nil
+}
