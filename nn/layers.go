@@ -64,12 +64,19 @@ type Linear struct {
 // NewLinear returns a layer with PyTorch's default initialisation:
 // W ~ kaiming_uniform(a=√5), i.e. U(±1/√in), and b ~ U(±1/√in).
 func NewLinear(name string, in, out int, rng *rand.Rand) *Linear {
-	l := &Linear{W: NewParam(name+".weight", in, out), B: NewParam(name+".bias", out)}
-	l.W.Transposed = true
+	w, b := newAffine(name, in, out, rng)
+	return &Linear{W: w, B: b}
+}
+
+// newAffine makes the in×out weight (PyTorch layout out×in in checkpoints)
+// and bias of a linear map, initialised as torch.nn.Linear.
+func newAffine(name string, in, out int, rng *rand.Rand) (w, b *Param) {
+	w, b = NewParam(name+".weight", in, out), NewParam(name+".bias", out)
+	w.Transposed = true
 	bound := 1 / math.Sqrt(float64(in))
-	uniformInit(l.W.Value, bound, rng)
-	uniformInit(l.B.Value, bound, rng)
-	return l
+	uniformInit(w.Value, bound, rng)
+	uniformInit(b.Value, bound, rng)
+	return w, b
 }
 
 func (l *Linear) In() int  { return l.W.Shape[0] }
@@ -118,12 +125,8 @@ type OneHot struct {
 
 // NewOneHot initialises as a PyTorch Linear(vocab, out) would.
 func NewOneHot(name string, vocab, out int, rng *rand.Rand) *OneHot {
-	l := &OneHot{W: NewParam(name+".weight", vocab, out), B: NewParam(name+".bias", out)}
-	l.W.Transposed = true
-	bound := 1 / math.Sqrt(float64(vocab))
-	uniformInit(l.W.Value, bound, rng)
-	uniformInit(l.B.Value, bound, rng)
-	return l
+	w, b := newAffine(name, vocab, out, rng)
+	return &OneHot{W: w, B: b}
 }
 
 func (l *OneHot) Vocab() int { return l.W.Shape[0] }

@@ -23,25 +23,28 @@ type MLP struct {
 // and hidden activation act. Parameters are named as PyTorch names the
 // layers of nn.Sequential (prefix.0.weight, prefix.2.weight, ...).
 func NewOneHotMLP(prefix string, vocab int, sizes []int, act Activation, rng *rand.Rand) *MLP {
-	if len(sizes) == 0 {
-		panic("nn: NewOneHotMLP needs at least one layer width")
-	}
-	m := &MLP{OneHot: NewOneHot(fmt.Sprintf("%s.0", prefix), vocab, sizes[0], rng)}
-	if len(sizes) > 1 {
-		m.OneHot.Act = act
-	}
-	m.build(prefix, sizes, act, rng)
-	return m
+	return newMLP(prefix, vocab, true, sizes, act, rng)
 }
 
 // NewMLP builds an MLP on dense in-wide inputs.
 func NewMLP(prefix string, in int, sizes []int, act Activation, rng *rand.Rand) *MLP {
+	return newMLP(prefix, in, false, sizes, act, rng)
+}
+
+func newMLP(prefix string, in int, oneHot bool, sizes []int, act Activation, rng *rand.Rand) *MLP {
 	if len(sizes) == 0 {
-		panic("nn: NewMLP needs at least one layer width")
+		panic("nn: an MLP needs at least one layer width")
 	}
-	m := &MLP{First: NewLinear(fmt.Sprintf("%s.0", prefix), in, sizes[0], rng)}
+	firstAct := Identity
 	if len(sizes) > 1 {
-		m.First.Act = act
+		firstAct = act
+	}
+	w, b := newAffine(prefix+".0", in, sizes[0], rng)
+	m := &MLP{}
+	if oneHot {
+		m.OneHot = &OneHot{W: w, B: b, Act: firstAct}
+	} else {
+		m.First = &Linear{W: w, B: b, Act: firstAct}
 	}
 	m.build(prefix, sizes, act, rng)
 	return m
