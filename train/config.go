@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gfngo/gfn/replay"
@@ -191,4 +192,34 @@ func (c Config) Validate() error {
 		return fmt.Errorf("schedule %q never samples from a policy", s)
 	}
 	return nil
+}
+
+// ScheduleFromRatio turns a Student:Teacher:Buffer ratio such as "2:1:3"
+// into a schedule cycle: the Student slots, then the Teacher slots, with
+// the buffer slots spread evenly after them ("1:1:2" gives "SBTB", the
+// reference's grid schedule with a buffer; "2:1:3" gives "SBSBTB").
+func ScheduleFromRatio(ratio string) (string, error) {
+	parts := strings.Split(ratio, ":")
+	if len(parts) != 3 {
+		return "", fmt.Errorf("ratio %q must have the form S:T:B, like 1:1:0", ratio)
+	}
+	var n [3]int
+	for i, p := range parts {
+		v, err := strconv.Atoi(p)
+		if err != nil || v < 0 {
+			return "", fmt.Errorf("ratio %q must have the form S:T:B with counts >= 0", ratio)
+		}
+		n[i] = v
+	}
+	pol := strings.Repeat("S", n[0]) + strings.Repeat("T", n[1])
+	if pol == "" {
+		return "", fmt.Errorf("ratio %q never samples from a policy", ratio)
+	}
+	var b strings.Builder
+	p, c := len(pol), n[2]
+	for i := range p {
+		b.WriteByte(pol[i])
+		b.WriteString(strings.Repeat("B", (i+1)*c/p-i*c/p))
+	}
+	return b.String(), nil
 }

@@ -242,3 +242,17 @@ func TestLargeGridRunsWithoutEnumeration(t *testing.T) {
 		t.Errorf("modes total %v", s.ModesTotal)
 	}
 }
+
+func TestScheduleFromRatio(t *testing.T) {
+	for ratio, want := range map[string]string{"1:1:2": "SBTB", "2:1:3": "SBSBTB", "1:1:0": "ST", "2:2:0": "SSTT", "3:1:2": "SSBSTB", "1:0:1": "SB"} {
+		got, err := train.ScheduleFromRatio(ratio)
+		if err != nil || got != want {
+			t.Errorf("ScheduleFromRatio(%q) = %q, %v; want %q", ratio, got, err, want)
+		}
+	}
+	for _, bad := range []string{"1:1", "a:1:0", "0:0:3", "-1:1:0"} {
+		if _, err := train.ScheduleFromRatio(bad); err == nil {
+			t.Errorf("ratio %q accepted", bad)
+		}
+	}
+}

@@ -46,6 +46,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Float64Var(&d.TeacherEps, "teacher-eps", d.TeacherEps, "smoothing eps of the paper-form Teacher reward")
 	fs.IntVar(&d.NMC, "n-mc", d.NMC, "backward trajectories per x averaged in the Teacher reward (>= 1)")
 	fs.StringVar(&d.Schedule, "schedule", "", "behaviour-policy cycle of S (Student), T (Teacher) and B (buffer replay); empty = SSTT for teacher, S for tb, SBTB and SB with --buffer")
+	ratio := fs.String("ratio", "", "behaviour ratio Student:Teacher:Buffer, like 1:1:2 (SBTB) or 2:1:3; an alternative to --schedule")
 	buffer := fs.String("buffer", "", "replay buffer priority: uniform, reward (PRT), loss (delta^2) or teacher (PER); empty = no buffer")
 	fs.IntVar(&d.BufferCap, "buffer-size", 0, "replay buffer capacity (0 = the reference's int(0.1*(H-1+d)*(H-1)^(d-1)))")
 	fs.BoolVar(&d.LocalSearch, "ls", false, "back-and-forth local search on 1 in 8 Student (tb) or 1 in 4 Teacher batches")
@@ -65,6 +66,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	d.Method, d.TeacherReward, d.Hidden = train.Method(*method), train.TeacherReward(*treward), hidden
 	d.Buffer = replay.Priority(*buffer)
 	d.Objective = train.Objective(*objective)
+	if *ratio != "" {
+		if d.Schedule != "" {
+			return usagef("--ratio %q and --schedule %q: give one of them", *ratio, d.Schedule)
+		}
+		sched, err := train.ScheduleFromRatio(*ratio)
+		if err != nil {
+			return usageError{err}
+		}
+		d.Schedule = sched
+	}
 	d.RewardCalls = *calls
 	if *calls == 0 {
 		d.RewardCalls = task.RewardCalls(spec)
