@@ -31,6 +31,10 @@ type Recorder interface {
 	// Generation counts forward passes; a recorded pass is still usable
 	// for Backward while the generation is unchanged.
 	Generation() uint64
+	// KeepRows reduces the recorded pass to the given rows, in that order,
+	// and returns their outputs. It consumes the recording (the
+	// generation moves on), but Backward applies to the kept rows.
+	KeepRows(rows []int32) *nn.Matrix
 }
 
 // MLPModel is an MLP on the environment's one-hot state features. It is a
@@ -77,6 +81,12 @@ func (m *MLPModel) StopRecording() (*nn.Matrix, uint64) {
 }
 
 func (m *MLPModel) Generation() uint64 { return m.gen }
+
+func (m *MLPModel) KeepRows(rows []int32) *nn.Matrix {
+	m.gen++
+	m.Net.KeepRows(rows)
+	return m.Net.Output()
+}
 
 func (m *MLPModel) Params() []*nn.Param { return m.Net.Params() }
 

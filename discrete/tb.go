@@ -19,6 +19,9 @@ type TB struct {
 	dlogits nn.Matrix
 	logPF   []float64
 	row     []int32 // logits row of each transition
+	groups  groups
+	keep    []int32
+	ustates []int32
 	narrow  nn.Matrix
 	dwide   nn.Matrix
 	width   int // columns of the model's output
@@ -39,26 +42,34 @@ func widen(dst, src *nn.Matrix, cols int) *nn.Matrix {
 }
 
 // LogPF writes log P_F(τ) under model m for every trajectory of tr into
-// out, leaving the forward pass ready for Backward. When tr was sampled by
-// m with recording and m has not run since, the recorded pass is used
-// instead of a new one (it is the same computation).
+// out, leaving the forward pass ready for Backward. The network runs once
+// per distinct state; when tr was sampled by m with recording and m has
+// not run since, the recorded pass is used instead of a new one (it is the
+// same computation).
 func (tb *TB) LogPF(env Env, m Model, tr *Trajectories, out []float64) {
 	T, na, w := tr.NumTransitions(), env.NumActions(), tr.StateLen
-	var logits *nn.Matrix
+	// Trajectories share states (all start at s0 and often cross): run the
+	// network once per distinct state. tb.row maps transitions to rows.
 	tb.row = growInt32(tb.row, T)
+	rep := tb.groups.assign(tr.States, T, w, tb.row)
+	U := len(rep)
+	var logits *nn.Matrix
 	if tr.recorded(m) {
-		logits = tr.RecLogits
-		copy(tb.row, tr.Rec)
-	} else {
-		logits = m.Forward(tr.States, T)
-		for i := range tb.row {
-			tb.row[i] = int32(i)
+		tb.keep = tb.keep[:0]
+		for _, t := range rep {
+			tb.keep = append(tb.keep, tr.Rec[t])
 		}
+		logits = m.(Recorder).KeepRows(tb.keep)
+	} else {
+		tb.ustates = tb.ustates[:0]
+		for _, t := range rep {
+			tb.ustates = append(tb.ustates, tr.States[int(t)*w:int(t+1)*w]...)
+		}
+		logits = m.Forward(tb.ustates, U)
 	}
-	tb.mask = growBool(tb.mask, T*na)
-	for i := range T {
-		r := int(tb.row[i])
-		env.ForwardMask(tr.States[i*w:(i+1)*w], tb.mask[r*na:(r+1)*na])
+	tb.mask = growBool(tb.mask, U*na)
+	for u, t := range rep {
+		env.ForwardMask(tr.States[int(t)*w:int(t+1)*w], tb.mask[u*na:(u+1)*na])
 	}
 	tb.width = logits.Cols
 	nn.LogSoftmax(&tb.logp, Narrow(&tb.narrow, logits, na), tb.mask)
@@ -101,7 +112,8 @@ func (tb *TB) Loss(env Env, m Model, logZ *nn.Param, tr *Trajectories, logR, del
 		g := -2 * delta[b] / float64(n)
 		dz += g
 		for t := tr.Off[b]; t < tr.Off[b+1]; t++ {
-			tb.dlogp.Data[int(tb.row[t])*na+int(tr.Actions[t])] = float32(g)
+			// += : duplicate states share a row.
+			tb.dlogp.Data[int(tb.row[t])*na+int(tr.Actions[t])] += float32(g)
 		}
 	}
 	logZ.Grad[0] += float32(dz)

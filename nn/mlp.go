@@ -112,3 +112,15 @@ func (m *MLP) Params() []*Param {
 	}
 	return ps
 }
+
+// Output is the output of the most recent forward pass (after Record,
+// EndRecord or KeepRows).
+func (m *MLP) Output() *Matrix {
+	if n := len(m.Layers); n > 0 {
+		return &m.Layers[n-1].y
+	}
+	if m.OneHot != nil {
+		return &m.OneHot.y
+	}
+	return &m.First.y
+}

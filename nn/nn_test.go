@@ -345,3 +345,74 @@ func TestRecordMatchesSingleForward(t *testing.T) {
 		}
 	}
 }
+
+// Training on representatives of duplicate rows, with summed gradients,
+// equals training on every row.
+func TestKeepRowsMatchesAllRows(t *testing.T) {
+	for _, dense := range []bool{false, true} {
+		for _, record := range []bool{false, true} {
+			mk := func() *MLP {
+				r := rand.New(rand.NewPCG(21, 22))
+				if dense {
+					return NewMLP("m", 4, []int{8, 8, 3}, LeakyReLU, r)
+				}
+				return NewOneHotMLP("m", 6, []int{8, 8, 3}, LeakyReLU, r)
+			}
+			a, b := mk(), mk()
+			rng := rand.New(rand.NewPCG(5, 1))
+			// Rows 0..4 with duplicates: 0=2=4, 1=3.
+			uniqIdx := []int32{1, 4, 2, 5}
+			uniqX := randomCoef(rng, 8)
+			var idx []int32
+			var xs []float32
+			for _, u := range []int{0, 1, 0, 1, 0} {
+				idx = append(idx, uniqIdx[2*u:2*u+2]...)
+				xs = append(xs, uniqX[4*u:4*u+4]...)
+			}
+			fwd := func(m *MLP, rowsIdx []int32, rowsX []float32) *Matrix {
+				if dense {
+					return m.Forward(&Matrix{Rows: len(rowsX) / 4, Cols: 4, Data: rowsX})
+				}
+				return m.ForwardIndices(rowsIdx, 2)
+			}
+			c := randomCoef(rng, 15)
+			// a: all five rows.
+			ZeroGrad(a.Params())
+			if record {
+				a.Record()
+				fwd(a, idx[:4], xs[:8])
+				fwd(a, idx[4:], xs[8:])
+				a.EndRecord()
+			} else {
+				fwd(a, idx, xs)
+			}
+			a.Backward(&Matrix{Rows: 5, Cols: 3, Data: append([]float32(nil), c...)})
+			// b: the same pass reduced to rows 0 and 1, gradients summed.
+			ZeroGrad(b.Params())
+			if record {
+				b.Record()
+				fwd(b, idx[:4], xs[:8])
+				fwd(b, idx[4:], xs[8:])
+				b.EndRecord()
+			} else {
+				fwd(b, idx, xs)
+			}
+			b.KeepRows([]int32{0, 1})
+			d := make([]float32, 6)
+			for r, u := range []int{0, 1, 0, 1, 0} {
+				for j := range 3 {
+					d[u*3+j] += c[r*3+j]
+				}
+			}
+			b.Backward(&Matrix{Rows: 2, Cols: 3, Data: d})
+			pa, pb := a.Params(), b.Params()
+			for i := range pa {
+				for j := range pa[i].Grad {
+					if math.Abs(float64(pa[i].Grad[j]-pb[i].Grad[j])) > 1e-5 {
+						t.Fatalf("dense=%v record=%v: %s grad %d: %v all rows, %v kept rows", dense, record, pa[i].Name, j, pa[i].Grad[j], pb[i].Grad[j])
+					}
+				}
+			}
+		}
+	}
+}

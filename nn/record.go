@@ -12,9 +12,12 @@ type tape struct {
 	// EndRecord; keeping two means the tape never aliases the caller's or
 	// the layer's indices.
 	spare []int32
-	k     int      // indices per row
-	x     Matrix   // dense inputs
-	outs  []Matrix // per layer outputs: input layer, then Layers
+	// keep holds KeepRows's index lists (two, alternating).
+	keep    [2][]int32
+	keepSel int
+	k       int      // indices per row
+	x       Matrix   // dense inputs
+	outs    []Matrix // per layer outputs: input layer, then Layers
 }
 
 // Record starts recording: every following Forward or ForwardIndices
@@ -89,11 +92,48 @@ func (m *MLP) EndRecord() *Matrix {
 			m.Layers[i+1].x = &l.y
 		}
 	}
-	if len(m.Layers) == 0 {
-		if m.OneHot != nil {
-			return &m.OneHot.y
+	return m.Output()
+}
+
+// KeepRows reduces the most recent forward pass to the given rows (in that
+// order), so that Backward runs on them only. Rows with identical inputs
+// have identical activations: training on one representative each, with
+// their output gradients summed, gives the same parameter gradients.
+func (m *MLP) KeepRows(rows []int32) {
+	t := &m.tape
+	if m.OneHot != nil {
+		// Alternate between two buffers: the current index list may be
+		// the previous KeepRows's, the tape's or the caller's.
+		t.keepSel ^= 1
+		k, dst := m.OneHot.k, t.keep[t.keepSel][:0]
+		for _, r := range rows {
+			dst = append(dst, m.OneHot.idx[int(r)*k:int(r+1)*k]...)
 		}
-		return &m.First.y
+		t.keep[t.keepSel] = dst
+		m.OneHot.idx = dst
+		gatherRows(&m.OneHot.y, rows, &t.x)
+	} else {
+		// First.x may be the caller's matrix: read it, never swap it.
+		src := m.First.x
+		t.x.Resize(len(rows), src.Cols)
+		for i, r := range rows {
+			copy(t.x.Row(i), src.Row(int(r)))
+		}
+		m.tapeX, t.x = t.x, m.tapeX
+		m.First.x = &m.tapeX
+		gatherRows(&m.First.y, rows, &t.x)
 	}
-	return &m.Layers[len(m.Layers)-1].y
+	for _, l := range m.Layers {
+		gatherRows(&l.y, rows, &t.x)
+	}
+}
+
+// gatherRows replaces m by its rows (in order), using scratch as the new
+// storage and handing m's old storage back in scratch.
+func gatherRows(m *Matrix, rows []int32, scratch *Matrix) {
+	scratch.Resize(len(rows), m.Cols)
+	for i, r := range rows {
+		copy(scratch.Row(i), m.Row(int(r)))
+	}
+	*m, *scratch = *scratch, *m
 }

@@ -91,7 +91,8 @@ func Load(dir string, build func(spec json.RawMessage) (discrete.Env, error)) (*
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading checkpoint: %w", err)
 	}
-	var cc CheckpointConfig
+	// Settings missing from older checkpoints keep their defaults.
+	cc := CheckpointConfig{Train: DefaultConfig()}
 	if err := json.Unmarshal(b, &cc); err != nil {
 		return nil, nil, fmt.Errorf("checkpoint %s: %w", filepath.Join(dir, ConfigFile), err)
 	}
