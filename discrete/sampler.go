@@ -32,6 +32,10 @@ type Sampler struct {
 	logpf []float64
 	mask  []bool
 	probs []float64
+
+	groups  groups
+	ids     []int32
+	ustates []int32
 }
 
 // NewSampler returns a sampler for env.
@@ -93,15 +97,23 @@ func (s *Sampler) forward(m Model, starts []int32, n int, opt SampleOptions, rng
 	}
 	base := 0 // recorded rows so far
 	for rows := n; rows > 0; {
-		logits := m.Forward(s.cur[:rows*w], rows)
+		// Trajectories often share a state (all start at s0): run the
+		// network once per distinct state of this step.
+		s.ids = growInt32(s.ids, rows)
+		rep := s.groups.assign(s.cur, rows, w, s.ids)
+		s.ustates = s.ustates[:0]
+		for _, r := range rep {
+			s.ustates = append(s.ustates, s.cur[int(r)*w:int(r+1)*w]...)
+		}
+		logits := m.Forward(s.ustates, len(rep))
 		next := 0
 		for r := range rows {
 			st := s.cur[r*w : (r+1)*w]
-			a, lp := s.draw(logits.Row(r), st, temp, opt.Eps, rng)
+			a, lp := s.draw(logits.Row(int(s.ids[r])), st, temp, opt.Eps, rng)
 			b := s.owner[r]
 			s.trS[b] = append(s.trS[b], st...)
 			s.trA[b] = append(s.trA[b], int32(a))
-			s.trR[b] = append(s.trR[b], int32(base+r))
+			s.trR[b] = append(s.trR[b], int32(base)+s.ids[r])
 			s.logpf[b] += lp
 			if env.Step(st, a) {
 				copy(s.final[b*w:(b+1)*w], st)
@@ -114,7 +126,7 @@ func (s *Sampler) forward(m Model, starts []int32, n int, opt SampleOptions, rng
 			}
 			next++
 		}
-		base += rows
+		base += len(rep)
 		rows = next
 	}
 	out.Reset(w)
