@@ -204,3 +204,39 @@ func TestGAFNRuns(t *testing.T) {
 		t.Errorf("GAFN Student: TV %v, %d modes", dd.TV, len(tr.ModesFound))
 	}
 }
+
+// With a single path to every x (d = 1), all N_MC backward trajectories
+// coincide, so averaging them must give the single-sample Teacher target;
+// on d = 2 the extra samples must change it.
+func TestNMCAveraging(t *testing.T) {
+	for _, c := range []struct {
+		d     int
+		equal bool
+	}{{1, true}, {2, false}} {
+		g, _ := hypergrid.New(c.d, 12, hypergrid.Deceptive)
+		targets := map[int][]float64{}
+		for _, nmc := range []int{1, 5} {
+			cfg := DefaultConfig()
+			cfg.Hidden, cfg.NMC, cfg.Eps = []int{16}, nmc, 1
+			tr, err := New(g, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr.sampler.Forward(tr.Student.Model, 16, discrete.SampleOptions{Eps: 1}, tr.rng, &tr.batch)
+			tr.rewards(&tr.batch, &tr.logR)
+			tr.delta = grow(tr.delta, 16)
+			tr.tb.Loss(g, tr.Student.Model, tr.Student.LogZ, &tr.batch, tr.logR, tr.delta, false)
+			tr.teacherTargets()
+			targets[nmc] = slices.Clone(tr.logRT)
+		}
+		same := true
+		for b := range targets[1] {
+			if math.Abs(targets[1][b]-targets[5][b]) > 1e-9 {
+				same = false
+			}
+		}
+		if same != c.equal {
+			t.Errorf("d=%d: N_MC=5 targets equal to N_MC=1: %v, want %v", c.d, same, c.equal)
+		}
+	}
+}
