@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -35,6 +36,10 @@ type RunOptions struct {
 	// distances are computed at every curve point (0: 200,000); the final
 	// evaluation uses metrics.MaxExactStates.
 	CurveExactLimit int
+	// CurveSamples is the number of fresh Student samples for the
+	// empirical L1 at each curve point when exact distances are not
+	// computed there but the target is known (0: 5,000; <0: none).
+	CurveSamples int
 	// Progress, if set, receives a progress bar.
 	Progress    io.Writer
 	ProgressTTY bool
@@ -52,7 +57,10 @@ type Point struct {
 	TeacherLogZ  float64            `json:"teacher_logz"`
 	StudentExact *metrics.Distances `json:"student_exact,omitempty"`
 	TeacherExact *metrics.Distances `json:"teacher_exact,omitempty"`
-	WallSeconds  float64            `json:"wall_seconds"`
+	// StudentEmpiricalL1 is from RunOptions.CurveSamples fresh samples
+	// (NaN where not computed).
+	StudentEmpiricalL1 float64 `json:"student_empirical_l1"`
+	WallSeconds        float64 `json:"wall_seconds"`
 }
 
 // Summary is summary.json.
@@ -128,10 +136,15 @@ func Run(ctx context.Context, env discrete.Env, cfg Config, opt RunOptions) (*Re
 		notes = append(notes, "exact metrics skipped: the environment cannot be enumerated")
 	}
 	curveExact := res.Target != nil && enum.NumStates() <= limit
+	curveSamples := opt.CurveSamples
+	if curveSamples == 0 {
+		curveSamples = 5000
+	}
 	if res.Target != nil && !curveExact {
-		notes = append(notes, fmt.Sprintf("exact metrics computed only at the end: %d states exceed the per-point limit %d", enum.NumStates(), limit))
+		notes = append(notes, fmt.Sprintf("exact metrics computed only at the end: %d states exceed the per-point limit %d; curves use the empirical L1 of %d samples", enum.NumStates(), limit, max(curveSamples, 0)))
 	}
 
+	evalRNG := rand.New(rand.NewPCG(cfg.Seed, 0xe7a1))
 	var bar *progress.Bar
 	if opt.Progress != nil {
 		bar = progress.New(opt.Progress, "train", steps, opt.ProgressTTY)
@@ -152,10 +165,18 @@ func Run(ctx context.Context, env discrete.Env, cfg Config, opt RunOptions) (*Re
 		if nLoss == 0 {
 			p.StudentLoss, p.TeacherLoss = math.NaN(), math.NaN()
 		}
-		if curveExact {
+		p.StudentEmpiricalL1 = math.NaN()
+		switch {
+		case curveExact:
 			p.StudentExact = exactDistances(enum, t.Student, res.Target)
 			if t.Teacher != nil {
 				p.TeacherExact = exactDistances(enum, t.Teacher, res.Target)
+			}
+		case res.Target != nil && curveSamples > 0:
+			// Evaluation samples use their own stream, so curves do not
+			// change the training run.
+			if emp, err := metrics.Empirical(enum, sampleTerminalsRNG(t, curveSamples, evalRNG), curveSamples); err == nil {
+				p.StudentEmpiricalL1 = metrics.Compare(emp, res.Target).L1
 			}
 		}
 		res.Curve = append(res.Curve, p)
@@ -239,14 +260,16 @@ func Run(ctx context.Context, env discrete.Env, cfg Config, opt RunOptions) (*Re
 
 // sampleTerminals draws n fresh Student samples (no exploration) in batches
 // of 1000, returning their terminal states.
-func sampleTerminals(t *Trainer, n int) []int32 {
+func sampleTerminals(t *Trainer, n int) []int32 { return sampleTerminalsRNG(t, n, t.rng) }
+
+func sampleTerminalsRNG(t *Trainer, n int, rng *rand.Rand) []int32 {
 	w := t.Env.StateLen()
 	xs := make([]int32, 0, n*w)
 	s := discrete.NewSampler(t.Env)
 	var tr discrete.Trajectories
 	for len(xs) < n*w {
 		b := min(1000, n-len(xs)/w)
-		s.Forward(t.Student.Model, b, discrete.SampleOptions{}, t.rng, &tr)
+		s.Forward(t.Student.Model, b, discrete.SampleOptions{}, rng, &tr)
 		xs = append(xs, tr.Final...)
 	}
 	return xs
@@ -285,7 +308,8 @@ func iterStats(d []time.Duration) (early, late, mean float64) {
 
 // CurveHeader is the header of metrics.csv.
 var CurveHeader = []string{"step", "reward_calls", "grad_steps", "modes", "student_loss", "teacher_loss",
-	"student_logz", "teacher_logz", "student_l1", "student_tv", "student_kl", "teacher_l1", "teacher_tv", "teacher_kl", "wall_seconds"}
+	"student_logz", "teacher_logz", "student_l1", "student_tv", "student_kl", "teacher_l1", "teacher_tv", "teacher_kl",
+	"student_empirical_l1", "wall_seconds"}
 
 func fmtF(v float64) string {
 	if math.IsNaN(v) {
@@ -310,7 +334,7 @@ func WriteCurve(w io.Writer, curve []Point) error {
 			fmtF(p.StudentLoss), fmtF(p.TeacherLoss), fmtF(p.StudentLogZ), fmtF(p.TeacherLogZ)}
 		row = append(row, distCols(p.StudentExact)...)
 		row = append(row, distCols(p.TeacherExact)...)
-		row = append(row, fmtF(p.WallSeconds))
+		row = append(row, fmtF(p.StudentEmpiricalL1), fmtF(p.WallSeconds))
 		cw.Write(row)
 	}
 	cw.Flush()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strings"
 	"time"
@@ -130,6 +131,8 @@ func gridFigures(dir string, g *hypergrid.Grid, res *train.Result) ([]string, er
 		modes = append(modes, float64(p.Modes))
 		if p.StudentExact != nil {
 			sl1 = append(sl1, p.StudentExact.L1)
+		} else if !math.IsNaN(p.StudentEmpiricalL1) {
+			sl1 = append(sl1, p.StudentEmpiricalL1)
 		}
 		if p.TeacherExact != nil {
 			tl1 = append(tl1, p.TeacherExact.L1)
@@ -144,7 +147,7 @@ func gridFigures(dir string, g *hypergrid.Grid, res *train.Result) ([]string, er
 		if len(tl1) == len(x) {
 			series = append(series, plot.Series{Name: "Teacher", X: x, Y: tl1})
 		}
-		if err := plot.Curves(filepath.Join(dir, "l1.png"), "exact L1 to the target", "reward calls", "L1", series, true); err != nil {
+		if err := plot.Curves(filepath.Join(dir, "l1.png"), "L1 to the target (exact, or empirical on large grids)", "reward calls", "L1", series, true); err != nil {
 			return nil, err
 		}
 		files = append(files, "l1.png")
