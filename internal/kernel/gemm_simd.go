@@ -220,8 +220,18 @@ func packA(s *scratch, transA bool, a []float32, lda, i0, mc, p0, kc, mr int) []
 		valid := min(mr, mc-r0)
 		if transA {
 			// op(A) rows are columns of A: mr contiguous values per p.
+			base := p0*lda + i0 + r0
+			if valid == 8 && mr == 8 {
+				_ = a[base+(kc-1)*lda+7]
+				for p := range kc {
+					// A fixed-size array copy compiles to two vector moves,
+					// where copy() would call memmove for 32 bytes.
+					*(*[8]float32)(panel[p*8:]) = *(*[8]float32)(a[base+p*lda:])
+				}
+				continue
+			}
 			for p := range kc {
-				src := a[(p0+p)*lda+i0+r0:]
+				src := a[base+p*lda:]
 				dst := panel[p*mr : (p+1)*mr]
 				copy(dst, src[:valid])
 				clear(dst[valid:])
