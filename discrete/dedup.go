@@ -1,15 +1,15 @@
 package discrete
 
-// groups assigns equal states the same id, in order of first occurrence,
+// Groups assigns equal states the same id, in order of first occurrence,
 // with an open-addressing hash table reused between calls.
-type groups struct {
+type Groups struct {
 	table []int32 // id+1 of the group in each slot, 0 if empty
 	rep   []int32 // the first row of each group
 }
 
-// assign gives each of the n states (rows of w words) a group id in ids
+// Assign gives each of the n states (rows of w words) a group id in ids
 // and returns the representative row of each group.
-func (g *groups) assign(states []int32, n, w int, ids []int32) []int32 {
+func (g *Groups) Assign(states []int32, n, w int, ids []int32) []int32 {
 	size := 1
 	for size < 2*n {
 		size <<= 1

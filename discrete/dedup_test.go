@@ -8,7 +8,7 @@ import (
 
 func TestGroupsMatchMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	var g groups
+	var g Groups
 	for trial := range 20 {
 		n, w := 1+rng.IntN(500), 1+rng.IntN(4)
 		states := make([]int32, n*w)
@@ -16,7 +16,7 @@ func TestGroupsMatchMap(t *testing.T) {
 			states[i] = int32(rng.IntN(3))
 		}
 		ids := make([]int32, n)
-		rep := g.assign(states, n, w, ids)
+		rep := g.Assign(states, n, w, ids)
 		first := map[string]int{}
 		for i := range n {
 			k := fmt.Sprint(states[i*w : (i+1)*w])

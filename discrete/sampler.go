@@ -33,7 +33,7 @@ type Sampler struct {
 	mask  []bool
 	probs []float64
 
-	groups  groups
+	groups  Groups
 	ids     []int32
 	ustates []int32
 }
@@ -100,7 +100,7 @@ func (s *Sampler) forward(m Model, starts []int32, n int, opt SampleOptions, rng
 		// Trajectories often share a state (all start at s0): run the
 		// network once per distinct state of this step.
 		s.ids = growInt32(s.ids, rows)
-		rep := s.groups.assign(s.cur, rows, w, s.ids)
+		rep := s.groups.Assign(s.cur, rows, w, s.ids)
 		s.ustates = s.ustates[:0]
 		for _, r := range rep {
 			s.ustates = append(s.ustates, s.cur[int(r)*w:int(r+1)*w]...)

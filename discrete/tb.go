@@ -19,7 +19,7 @@ type TB struct {
 	dlogits nn.Matrix
 	logPF   []float64
 	row     []int32 // logits row of each transition
-	groups  groups
+	groups  Groups
 	keep    []int32
 	ustates []int32
 	narrow  nn.Matrix
@@ -51,7 +51,7 @@ func (tb *TB) LogPF(env Env, m Model, tr *Trajectories, out []float64) {
 	// Trajectories share states (all start at s0 and often cross): run the
 	// network once per distinct state. tb.row maps transitions to rows.
 	tb.row = growInt32(tb.row, T)
-	rep := tb.groups.assign(tr.States, T, w, tb.row)
+	rep := tb.groups.Assign(tr.States, T, w, tb.row)
 	U := len(rep)
 	var logits *nn.Matrix
 	if tr.recorded(m) {

@@ -31,6 +31,12 @@ type gafnState struct {
 	delta        []float64
 	predOut      *nn.Matrix // the predictor's output of the last rndDistance
 	opt          *nn.Adam   // the predictor's Adam (the reference's shared Adam, per parameter)
+
+	groups          discrete.Groups
+	ids, src        []int32
+	next, all       []int32
+	ustates         []int32
+	weight, uweight []float64
 }
 
 // GAFN settings (reference defaults).
@@ -84,49 +90,80 @@ func (g *gafnState) rndDistance(env discrete.Env, states []int32, rows int, tgt 
 	return d
 }
 
-// stepGAFN trains the Student with the GAFN objective on t.batch.
+// uniqueRows groups the rows of states and returns the representative
+// states (contiguous) and each row's group in ids.
+func (g *gafnState) uniqueRows(states []int32, rows, w int, ids *[]int32, out *[]int32) int {
+	if cap(*ids) < rows {
+		*ids = make([]int32, rows)
+	}
+	*ids = (*ids)[:rows]
+	rep := g.groups.Assign(states, rows, w, *ids)
+	*out = (*out)[:0]
+	for _, r := range rep {
+		*out = append(*out, states[int(r)*w:int(r+1)*w]...)
+	}
+	return len(rep)
+}
+
+// stepGAFN trains the Student with the GAFN objective on t.batch. Every
+// network pass runs once per distinct state (trajectories share states);
+// gradients of duplicates are summed, which is exact.
 func (t *Trainer) stepGAFN(it *Iteration) {
 	cfg, g, env, tr := t.Cfg, t.gafn, t.Env, &t.batch
-	n, T, w, na := tr.Len(), tr.NumTransitions(), env.StateLen(), env.NumActions()
+	n, T, w := tr.Len(), tr.NumTransitions(), env.StateLen()
 	it.MeanLength = float64(T) / float64(n)
 
 	// Intrinsic rewards of each transition's child, from the current
 	// predictor (the reference computes them while sampling).
-	next := make([]int32, 0, T*w)
+	g.next = g.next[:0]
 	for b := range n {
 		for k := tr.Off[b] + 1; k < tr.Off[b+1]; k++ {
-			next = append(next, tr.State(k)...)
+			g.next = append(g.next, tr.State(k)...)
 		}
-		next = append(next, tr.FinalState(b)...)
+		g.next = append(g.next, tr.FinalState(b)...)
 	}
+	un := g.uniqueRows(g.next, T, w, &g.ids, &g.ustates)
 	var tgt nn.Matrix
-	g.ri = g.rndDistance(env, next, T, &tgt)
-	for i := range g.ri {
-		g.ri[i] *= cfg.GAFNScale
+	dist := g.rndDistance(env, g.ustates, un, &tgt)
+	g.ri = grow(g.ri, T)
+	for k := range T {
+		g.ri[k] = cfg.GAFNScale * dist[g.ids[k]]
 	}
 
-	// Policy and flow forward on the source states.
 	nn.ZeroGrad(t.Student.Params())
-	out := t.Student.Model.Forward(tr.States, T)
-	if cap(g.mask) < T*na {
-		g.mask = make([]bool, T*na)
+	loss := t.gafnLoss(true)
+	t.Student.update(cfg.ClipNorm) // the reference clips policy and log Z, not the RND
+	it.StudentLoss = loss + t.gafnRND()
+}
+
+// gafnLoss is the augmented TB loss of the batch with the intrinsic
+// rewards g.ri; with grad it accumulates the policy's and log Z's
+// gradients.
+func (t *Trainer) gafnLoss(grad bool) float64 {
+	g, env, tr := t.gafn, t.Env, &t.batch
+	n, T, w, na := tr.Len(), tr.NumTransitions(), env.StateLen(), env.NumActions()
+	// Policy and flow forward on the distinct source states.
+	us := g.uniqueRows(tr.States, T, w, &g.src, &g.ustates)
+	out := t.Student.Model.Forward(g.ustates, us)
+	if cap(g.mask) < us*na {
+		g.mask = make([]bool, us*na)
 	}
-	g.mask = g.mask[:T*na]
-	for r := range T {
-		env.ForwardMask(tr.States[r*w:(r+1)*w], g.mask[r*na:(r+1)*na])
+	g.mask = g.mask[:us*na]
+	for u := range us {
+		env.ForwardMask(g.ustates[u*w:(u+1)*w], g.mask[u*na:(u+1)*na])
 	}
 	nn.LogSoftmax(&g.logp, discrete.Narrow(&g.narrow, out, na), g.mask)
+	row := func(k int) int { return int(g.src[k]) }
 	logZ := float64(t.Student.LogZ.Value[0])
 	g.delta = grow(g.delta, n)
 	var loss float64
-	// per transition: P_B and flow of the child (row k+1) for non-final ones.
 	for b := range n {
 		d := logZ
 		for k := tr.Off[b]; k < tr.Off[b+1]; k++ {
-			d += float64(g.logp.Data[k*na+int(tr.Actions[k])])
+			d += float64(g.logp.Data[row(k)*na+int(tr.Actions[k])])
 			pb := 1 / float64(env.BackwardCount(tr.States[k*w:(k+1)*w], int(tr.Actions[k])))
 			if k+1 < tr.Off[b+1] {
-				f := math.Exp(float64(out.Data[(k+1)*out.Cols+na]))
+				f := math.Exp(float64(out.Data[row(k+1)*out.Cols+na]))
 				d -= math.Log(pb + g.ri[k]/f)
 			} else {
 				d -= math.Log(pb)
@@ -137,59 +174,73 @@ func (t *Trainer) stepGAFN(it *Iteration) {
 		loss += d * d
 	}
 	loss /= float64(n)
+	if !grad {
+		return loss
+	}
 
 	// Gradients of mean δ² (δ here is forward minus backward flow).
-	g.dlogp.Resize(T, na)
+	g.dlogp.Resize(us, na)
 	g.dlogp.Zero()
-	g.dfull.Resize(T, out.Cols)
+	g.dfull.Resize(us, out.Cols)
 	g.dfull.Zero()
 	var dz float64
 	for b := range n {
 		c := 2 * g.delta[b] / float64(n)
 		dz += c
 		for k := tr.Off[b]; k < tr.Off[b+1]; k++ {
-			g.dlogp.Data[k*na+int(tr.Actions[k])] = float32(c)
+			g.dlogp.Data[row(k)*na+int(tr.Actions[k])] += float32(c)
 			if k+1 < tr.Off[b+1] {
 				pb := 1 / float64(env.BackwardCount(tr.States[k*w:(k+1)*w], int(tr.Actions[k])))
-				u := float64(out.Data[(k+1)*out.Cols+na])
+				u := float64(out.Data[row(k+1)*out.Cols+na])
 				q := g.ri[k] * math.Exp(-u)
 				// d/du of −log(pb + ri·e^{−u}) = q/(pb + q)
-				g.dfull.Data[(k+1)*out.Cols+na] += float32(c * q / (pb + q))
+				g.dfull.Data[row(k+1)*out.Cols+na] += float32(c * q / (pb + q))
 			}
 		}
 	}
 	t.Student.LogZ.Grad[0] += float32(dz)
 	nn.LogSoftmaxBackward(&g.dlogits, &g.logp, &g.dlogp)
-	for r := range T {
+	for r := range us {
 		copy(g.dfull.Row(r)[:na], g.dlogits.Row(r))
 	}
 	t.Student.Model.Backward(&g.dfull)
-	t.Student.update(cfg.ClipNorm) // the reference clips policy and log Z, not the RND
+	return loss
+}
 
-	// RND loss: mean over trajectories of the mean distance over their
-	// states (s0 … x).
-	all := make([]int32, 0, (T+n)*w)
-	weight := make([]float64, 0, T+n)
+// gafnRND takes one predictor step on the batch's states and returns the
+// RND loss: the mean over trajectories of the mean distance over their
+// states (s0 … x), duplicates merged with their weights summed.
+func (t *Trainer) gafnRND() float64 {
+	g, env, tr := t.gafn, t.Env, &t.batch
+	n, w := tr.Len(), env.StateLen()
+	var tgt nn.Matrix
+	g.all = g.all[:0]
+	g.weight = g.weight[:0]
 	for b := range n {
 		m := tr.Off[b+1] - tr.Off[b] + 1
-		all = append(all, tr.States[tr.Off[b]*w:tr.Off[b+1]*w]...)
-		all = append(all, tr.FinalState(b)...)
+		g.all = append(g.all, tr.States[tr.Off[b]*w:tr.Off[b+1]*w]...)
+		g.all = append(g.all, tr.FinalState(b)...)
 		for range m {
-			weight = append(weight, 1/float64(m*n))
+			g.weight = append(g.weight, 1/float64(m*n))
 		}
 	}
-	rows := len(weight)
-	dist := g.rndDistance(env, all, rows, &tgt)
+	ua := g.uniqueRows(g.all, len(g.weight), w, &g.ids, &g.ustates)
+	g.uweight = grow(g.uweight, ua)
+	clear(g.uweight)
+	for r, id := range g.ids {
+		g.uweight[id] += g.weight[r]
+	}
+	dist := g.rndDistance(env, g.ustates, ua, &tgt)
 	p := g.predOut
-	g.dpred.Resize(rows, p.Cols)
+	g.dpred.Resize(ua, p.Cols)
 	var rndLoss float64
-	for r := range rows {
-		rndLoss += weight[r] * dist[r]
+	for r := range ua {
+		rndLoss += g.uweight[r] * dist[r]
 		if dist[r] == 0 {
 			clear(g.dpred.Row(r))
 			continue
 		}
-		scale := weight[r] / dist[r]
+		scale := g.uweight[r] / dist[r]
 		pr, trow, dr := p.Row(r), tgt.Row(r), g.dpred.Row(r)
 		for j := range dr {
 			dr[j] = float32(scale * float64(pr[j]-trow[j]))
@@ -198,5 +249,5 @@ func (t *Trainer) stepGAFN(it *Iteration) {
 	nn.ZeroGrad(g.pred.Params())
 	g.pred.Backward(&g.dpred)
 	g.opt.Step()
-	it.StudentLoss = loss + rndLoss
+	return rndLoss
 }

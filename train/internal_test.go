@@ -2,6 +2,7 @@ package train
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -237,6 +238,45 @@ func TestNMCAveraging(t *testing.T) {
 		}
 		if same != c.equal {
 			t.Errorf("d=%d: N_MC=5 targets equal to N_MC=1: %v, want %v", c.d, same, c.equal)
+		}
+	}
+}
+
+// The GAFN loss's gradients (policy, flow head, log Z) against finite
+// differences, with states shared between trajectories.
+func TestGAFNGradient(t *testing.T) {
+	g, _ := hypergrid.New(2, 5, hypergrid.Deceptive)
+	cfg := DefaultConfig()
+	cfg.Method, cfg.Hidden, cfg.GAFNScale = MethodGAFN, []int{8}, 0.5
+	tr, err := New(g, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.sampler.Forward(tr.Student.Model, 8, discrete.SampleOptions{Eps: 0.5}, tr.rng, &tr.batch)
+	tr.rewards(&tr.batch, &tr.logR)
+	T := tr.batch.NumTransitions()
+	tr.gafn.ri = grow(tr.gafn.ri, T)
+	for k := range T {
+		tr.gafn.ri[k] = 0.1 + 0.05*float64(k%3)
+	}
+	params := tr.Student.Params()
+	nn.ZeroGrad(params)
+	tr.gafnLoss(true)
+	rng := rand.New(rand.NewPCG(1, 1))
+	const h = 1e-3
+	for _, p := range params {
+		for range 6 {
+			i := rng.IntN(p.Len())
+			old := p.Value[i]
+			p.Value[i] = old + h
+			lp := tr.gafnLoss(false)
+			p.Value[i] = old - h
+			lm := tr.gafnLoss(false)
+			p.Value[i] = old
+			num := (lp - lm) / (2 * h)
+			if math.Abs(num-float64(p.Grad[i])) > 1e-2*(1+math.Abs(num)) {
+				t.Errorf("%s[%d]: analytic %.6g, finite difference %.6g", p.Name, i, p.Grad[i], num)
+			}
 		}
 	}
 }
