@@ -2,8 +2,10 @@ package plot
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 	"math"
+	"strconv"
 
 	"github.com/gfngo/gfn/safefile"
 	gplot "gonum.org/v1/plot"
@@ -91,7 +93,7 @@ func Curves(path, title, xlabel, ylabel string, series []Series, logY bool) erro
 	p.Y.Label.Text = ylabel
 	if logY {
 		p.Y.Scale = gplot.LogScale{}
-		p.Y.Tick.Marker = gplot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = spreadTicks{}
 	}
 	p.Legend.Top = true
 	for i, s := range series {
@@ -110,7 +112,8 @@ func Curves(path, title, xlabel, ylabel string, series []Series, logY bool) erro
 		if err != nil {
 			return err
 		}
-		l.Color = plotutil.Color(i)
+		l.Color = palette10[i%len(palette10)]
+		l.Dashes = plotutil.Dashes(i / len(palette10))
 		l.Width = vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(s.Name, l)
@@ -123,4 +126,29 @@ func Curves(path, title, xlabel, ylabel string, series []Series, logY bool) erro
 		_, err = wt.WriteTo(w)
 		return err
 	})
+}
+
+// palette10 is the "tab10" palette: ten easily told apart colours.
+var palette10 = []color.Color{
+	color.RGBA{31, 119, 180, 255}, color.RGBA{255, 127, 14, 255}, color.RGBA{44, 160, 44, 255},
+	color.RGBA{214, 39, 40, 255}, color.RGBA{148, 103, 189, 255}, color.RGBA{140, 86, 75, 255},
+	color.RGBA{227, 119, 194, 255}, color.RGBA{127, 127, 127, 255}, color.RGBA{188, 189, 34, 255},
+	color.RGBA{23, 190, 207, 255},
+}
+
+// spreadTicks labels five values evenly spaced in log space, so a log axis
+// spanning less than a decade still has labels.
+type spreadTicks struct{}
+
+func (spreadTicks) Ticks(lo, hi float64) []gplot.Tick {
+	if !(lo > 0) || !(hi > lo) {
+		return nil
+	}
+	var ts []gplot.Tick
+	const n = 5
+	for i := range n {
+		v := math.Exp(math.Log(lo) + float64(i)*(math.Log(hi)-math.Log(lo))/(n-1))
+		ts = append(ts, gplot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 2, 64)})
+	}
+	return ts
 }
