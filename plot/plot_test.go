@@ -51,11 +51,12 @@ func TestCurves(t *testing.T) {
 }
 
 func TestSpreadTicksLabelSubDecadeRanges(t *testing.T) {
-	ts := spreadTicks{}.Ticks(0.0014, 0.0075)
+	var st spreadTicks
+	ts := st.Ticks(0.0014, 0.0075)
 	if len(ts) != 5 || ts[0].Label != "0.0014" || ts[4].Label != "0.0075" {
 		t.Errorf("ticks %+v", ts)
 	}
-	if spreadTicks{}.Ticks(0, 1) != nil {
+	if st.Ticks(0, 1) != nil {
 		t.Error("ticks for a range including 0 on a log axis")
 	}
 }
