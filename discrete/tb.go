@@ -27,20 +27,6 @@ type TB struct {
 	width   int // columns of the model's output
 }
 
-// widen returns src padded with zero columns to cols (src itself if it
-// already has them).
-func widen(dst, src *nn.Matrix, cols int) *nn.Matrix {
-	if src.Cols == cols {
-		return src
-	}
-	dst.Resize(src.Rows, cols)
-	dst.Zero()
-	for r := range src.Rows {
-		copy(dst.Row(r), src.Row(r))
-	}
-	return dst
-}
-
 // LogPF writes log P_F(τ) under model m for every trajectory of tr into
 // out, leaving the forward pass ready for Backward. The network runs once
 // per distinct state; when tr was sampled by m with recording and m has
@@ -86,6 +72,16 @@ func (tb *TB) LogPF(env Env, m Model, tr *Trajectories, out []float64) {
 // targets logR. With grad set it also accumulates the gradients of the loss
 // into m's parameters and logZ.Grad.
 func (tb *TB) Loss(env Env, m Model, logZ *nn.Param, tr *Trajectories, logR, delta []float64, grad bool) float64 {
+	loss := tb.Eval(env, m, logZ, tr, logR, delta)
+	if grad {
+		tb.Grad(env, m, logZ, tr, delta)
+	}
+	return loss
+}
+
+// Eval is the forward half of Loss: it computes δ and mean δ², leaving the
+// pass ready for Grad.
+func (tb *TB) Eval(env Env, m Model, logZ *nn.Param, tr *Trajectories, logR, delta []float64) float64 {
 	n := tr.Len()
 	if len(logR) < n || len(delta) < n {
 		panic(fmt.Sprintf("discrete: TB on %d trajectories with %d rewards and %d deltas", n, len(logR), len(delta)))
@@ -99,10 +95,14 @@ func (tb *TB) Loss(env Env, m Model, logZ *nn.Param, tr *Trajectories, logR, del
 		delta[b] = d
 		loss += d * d
 	}
-	loss /= float64(n)
-	if !grad {
-		return loss
-	}
+	return loss / float64(n)
+}
+
+// Grad is the backward half of Loss for the δ that Eval returned: it
+// accumulates the gradients of mean δ² into m's parameters and logZ.Grad.
+// Nothing may run m between Eval and Grad.
+func (tb *TB) Grad(env Env, m Model, logZ *nn.Param, tr *Trajectories, delta []float64) {
+	n := tr.Len()
 	// dL/dlogP_F(τ_b) = dL/dlogZ contribution = -2δ_b/n.
 	na := env.NumActions()
 	tb.dlogp.Resize(tb.logp.Rows, na)
@@ -119,5 +119,18 @@ func (tb *TB) Loss(env Env, m Model, logZ *nn.Param, tr *Trajectories, logR, del
 	logZ.Grad[0] += float32(dz)
 	nn.LogSoftmaxBackward(&tb.dlogits, &tb.logp, &tb.dlogp)
 	m.Backward(widen(&tb.dwide, &tb.dlogits, tb.width))
-	return loss
+}
+
+// widen returns src padded with zero columns to cols (src itself if it
+// already has them).
+func widen(dst, src *nn.Matrix, cols int) *nn.Matrix {
+	if src.Cols == cols {
+		return src
+	}
+	dst.Resize(src.Rows, cols)
+	dst.Zero()
+	for r := range src.Rows {
+		copy(dst.Row(r), src.Row(r))
+	}
+	return dst
 }

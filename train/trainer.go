@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/nn"
@@ -79,24 +80,25 @@ type Trainer struct {
 	// Teacher training sample has visited (nil if the env has no modes).
 	ModesFound map[uint64]struct{}
 
-	rng      *rand.Rand
-	sampler  *discrete.Sampler
-	tb       discrete.TB
-	batch    discrete.Trajectories
-	extra    discrete.Trajectories
-	logR     []float64
-	delta    []float64
-	logRT    []float64
-	extraD   []float64
-	repX     []int32
-	schedule string
-	modes    ModeTester
-	keyer    discrete.TerminalKeyer
-	buffer   *replay.Buffer
-	bufX     []int32
-	ls       lsState
-	db       dbState
-	gafn     *gafnState
+	rng       *rand.Rand
+	sampler   *discrete.Sampler
+	tb        discrete.TB
+	tbTeacher discrete.TB // the Teacher's own scratch: its step runs concurrently
+	batch     discrete.Trajectories
+	extra     discrete.Trajectories
+	logR      []float64
+	delta     []float64
+	logRT     []float64
+	extraD    []float64
+	repX      []int32
+	schedule  string
+	modes     ModeTester
+	keyer     discrete.TerminalKeyer
+	buffer    *replay.Buffer
+	bufX      []int32
+	ls        lsState
+	db        dbState
+	gafn      *gafnState
 }
 
 // Iteration reports what one Iterate call did.
@@ -243,20 +245,49 @@ func (t *Trainer) stepTB(role byte, it *Iteration) {
 	// Student TB step. δ is computed before the update, as in the reference.
 	t.delta = grow(t.delta, n)
 	nn.ZeroGrad(t.Student.Params())
-	it.StudentLoss = t.tb.Loss(t.Env, t.Student.Model, t.Student.LogZ, &t.batch, t.logR, t.delta, true)
-	if t.Teacher != nil || (t.buffer != nil && cfg.Buffer == replay.Teacher) {
-		// Extra Monte Carlo δ's use the same pre-update Student.
+	it.StudentLoss = t.tb.Eval(t.Env, t.Student.Model, t.Student.LogZ, &t.batch, t.logR, t.delta)
+	needRT := t.Teacher != nil || (t.buffer != nil && cfg.Buffer == replay.Teacher)
+	if needRT && cfg.NMC > 1 {
+		// The extra Monte Carlo δ's run the Student again, so its backward
+		// pass must come first; they use the same pre-update parameters.
+		t.tb.Grad(t.Env, t.Student.Model, t.Student.LogZ, &t.batch, t.delta)
 		t.teacherTargets()
-	}
-	t.Student.update(cfg.ClipNorm)
-	if t.Teacher != nil {
-		nn.ZeroGrad(t.Teacher.Params())
-		it.TeacherLoss = t.tb.Loss(t.Env, t.Teacher.Model, t.Teacher.LogZ, &t.batch, t.logRT, t.extraD[:n], true)
-		t.Teacher.update(cfg.ClipNorm)
+		t.Student.update(cfg.ClipNorm)
+		t.teacherStep(it)
+	} else {
+		if needRT {
+			t.teacherTargets()
+		}
+		// Once δ is known the Teacher's step and the Student's backward
+		// pass and update are independent: run them side by side.
+		var wg sync.WaitGroup
+		if t.Teacher != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t.teacherStep(it)
+			}()
+		}
+		t.tb.Grad(t.Env, t.Student.Model, t.Student.LogZ, &t.batch, t.delta)
+		t.Student.update(cfg.ClipNorm)
+		wg.Wait()
 	}
 	if t.buffer != nil && role != 'B' {
 		t.addToBuffer()
 	}
+}
+
+// teacherStep trains the Teacher on t.batch with the targets t.logRT. It
+// touches only the Teacher's state (its own TB scratch included), so it can
+// run beside the Student's backward pass.
+func (t *Trainer) teacherStep(it *Iteration) {
+	if t.Teacher == nil {
+		return
+	}
+	n := t.batch.Len()
+	nn.ZeroGrad(t.Teacher.Params())
+	it.TeacherLoss = t.tbTeacher.Loss(t.Env, t.Teacher.Model, t.Teacher.LogZ, &t.batch, t.logRT, t.extraD[:n], true)
+	t.Teacher.update(t.Cfg.ClipNorm)
 }
 
 // rewards evaluates log R of tr's terminal states into *logR, counting the

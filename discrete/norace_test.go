@@ -1,0 +1,5 @@
+//go:build !race
+
+package discrete_test
+
+const raceEnabled = false
