@@ -1,5 +1,3 @@
-// Command gfn trains GFlowNet samplers with an adaptive Teacher. See
-// "gfn help" for the commands.
 package main
 
 import (
