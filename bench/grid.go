@@ -29,12 +29,16 @@ var paperGrid string
 
 // GridMethods are the rows of the paper's grid tables as gfn train flags.
 var GridMethods = map[string][]string{
-	"tb":             {"--method", "tb"},
-	"eps":            {"--method", "tb", "--eps", "0.01"},
-	"gafn":           {"--method", "gafn", "--gafn-scale", "0.01"},
-	"prt":            {"--method", "tb", "--buffer", "reward"},
-	"per":            {"--method", "tb", "--buffer", "teacher"},
-	"teacher":        {"--method", "teacher"},
+	"tb":      {"--method", "tb"},
+	"eps":     {"--method", "tb", "--eps", "0.01"},
+	"gafn":    {"--method", "gafn", "--gafn-scale", "0.01"},
+	"prt":     {"--method", "tb", "--buffer", "reward"},
+	"per":     {"--method", "tb", "--buffer", "teacher"},
+	"teacher": {"--method", "teacher"},
+	// PRT and PER as the paper's numbers were (apparently) produced: with
+	// the reference's buffer pairing bug before its commit 77091bf.
+	"prt-paper":      {"--method", "tb", "--buffer", "reward", "--buffer-pairing", "completion"},
+	"per-paper":      {"--method", "tb", "--buffer", "teacher", "--buffer-pairing", "completion"},
 	"db":             {"--method", "tb", "--objective", "db"},
 	"db-eps":         {"--method", "tb", "--objective", "db", "--eps", "0.01"},
 	"db-per":         {"--method", "tb", "--objective", "db", "--buffer", "teacher"},

@@ -33,9 +33,10 @@ type Sampler struct {
 	mask  []bool
 	probs []float64
 
-	groups  Groups
-	ids     []int32
-	ustates []int32
+	groups   Groups
+	ids      []int32
+	ustates  []int32
+	finished []int32
 }
 
 // NewSampler returns a sampler for env.
@@ -76,6 +77,7 @@ func (s *Sampler) forward(m Model, starts []int32, n int, opt SampleOptions, rng
 		temp = 1
 	}
 	s.resetTraj(n)
+	s.finished = s.finished[:0]
 	s.cur = growInt32(s.cur, n*w)
 	s.owner = s.owner[:0]
 	for b := range n {
@@ -117,6 +119,7 @@ func (s *Sampler) forward(m Model, starts []int32, n int, opt SampleOptions, rng
 			s.logpf[b] += lp
 			if env.Step(st, a) {
 				copy(s.final[b*w:(b+1)*w], st)
+				s.finished = append(s.finished, int32(b))
 				continue
 			}
 			// Compact the still-active rows to the front.
@@ -133,6 +136,7 @@ func (s *Sampler) forward(m Model, starts []int32, n int, opt SampleOptions, rng
 	for b := range n {
 		out.add(env, s.trS[b], s.trA[b], s.final[b*w:(b+1)*w], s.logpf[b])
 	}
+	out.Finished = append(out.Finished, s.finished...)
 	if rec != nil {
 		out.RecLogits, out.RecGen = rec.StopRecording()
 		out.RecBy = rec

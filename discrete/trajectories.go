@@ -21,6 +21,9 @@ type Trajectories struct {
 	// LogPFBehaviour is the log-probability under the policy that sampled
 	// the trajectory (0 for backward-sampled ones); for diagnostics.
 	LogPFBehaviour []float64
+	// Finished lists the trajectories of a forward-sampled batch in the
+	// order they reached their terminal state (ties by index).
+	Finished []int32
 
 	// Set when the sampling model recorded its forward passes
 	// (SampleOptions.Record): Rec[t] is the row of RecLogits holding
@@ -63,6 +66,7 @@ func (t *Trajectories) Reset(stateLen int) {
 	t.States, t.Actions, t.Final = t.States[:0], t.Actions[:0], t.Final[:0]
 	t.LogPB, t.LogPFBehaviour = t.LogPB[:0], t.LogPFBehaviour[:0]
 	t.Rec, t.RecBy, t.RecLogits = t.Rec[:0], nil, nil
+	t.Finished = t.Finished[:0]
 }
 
 // add appends one trajectory and computes its log P_B.

@@ -72,6 +72,12 @@ type Config struct {
 	// BufferCap is its capacity; 0 asks the environment (the reference
 	// formula on the grid).
 	BufferCap int `json:"buffer_cap,omitempty"`
+	// BufferPairing "completion" reproduces the reference code before its
+	// commit 77091bf, which stored the batch's terminal states in the
+	// order they finished but their rewards and priorities in batch order
+	// (mismatched pairs); the paper's PRT and PER rows appear to come from
+	// it. Empty or "batch" pairs them correctly.
+	BufferPairing string `json:"buffer_pairing,omitempty"`
 
 	// LocalSearch enables back-and-forth local search on 1 in 8 Student
 	// batches (tb) or 1 in 4 Teacher batches (teacher), as the reference.
@@ -181,6 +187,9 @@ func (c Config) Validate() error {
 	}
 	if c.Buffer != "" && !slices.Contains(replay.Priorities, c.Buffer) {
 		return fmt.Errorf("buffer priority %q is unknown (allowed: %v)", c.Buffer, replay.Priorities)
+	}
+	if c.BufferPairing != "" && c.BufferPairing != "batch" && c.BufferPairing != "completion" {
+		return fmt.Errorf("buffer pairing %q is unknown (allowed: batch, completion)", c.BufferPairing)
 	}
 	if c.BufferCap < 0 {
 		return fmt.Errorf("buffer capacity %d must be >= 0 (0 = the environment's default)", c.BufferCap)

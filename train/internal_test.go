@@ -280,3 +280,33 @@ func TestGAFNGradient(t *testing.T) {
 		}
 	}
 }
+
+// "completion" pairing stores the i-th finished x with the i-th
+// trajectory's reward, as the reference did before commit 77091bf.
+func TestBufferPairing(t *testing.T) {
+	g, _ := hypergrid.New(2, 16, hypergrid.Deceptive)
+	for _, pairing := range []string{"batch", "completion"} {
+		cfg := DefaultConfig()
+		cfg.Method, cfg.Hidden, cfg.Buffer, cfg.BufferPairing, cfg.Eps = MethodTB, []int{16}, replay.Reward, pairing, 1
+		tr, err := New(g, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 20 { // ten on-policy batches added to the buffer
+			if _, err := tr.Iterate(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mismatched := 0
+		xs, lr := tr.buffer.Sample(2000, tr.rng, nil, nil)
+		for i := range lr {
+			want := math.Log(g.RewardOf(xs[i*3 : i*3+2]))
+			if math.Abs(lr[i]-want) > 1e-12 {
+				mismatched++
+			}
+		}
+		if (mismatched > 0) != (pairing == "completion") {
+			t.Errorf("pairing %s: %d of 2000 replays carry another state's reward", pairing, mismatched)
+		}
+	}
+}

@@ -319,8 +319,12 @@ func (t *Trainer) countModes(it *Iteration) {
 // addToBuffer stores the batch's terminal states with their priorities.
 func (t *Trainer) addToBuffer() {
 	w := t.Env.StateLen()
+	completion := t.Cfg.BufferPairing == "completion" && len(t.batch.Finished) == t.batch.Len()
 	for b := range t.batch.Len() {
 		x := t.batch.FinalState(b)
+		if completion {
+			x = t.batch.FinalState(int(t.batch.Finished[b])) // the pre-77091bf mismatch
+		}
 		var p float64
 		switch t.Cfg.Buffer {
 		case replay.Reward:

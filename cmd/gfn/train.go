@@ -49,6 +49,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&d.Schedule, "schedule", "", "behaviour-policy cycle of S (Student), T (Teacher) and B (buffer replay); empty = SSTT for teacher, S for tb, SBTB and SB with --buffer")
 	ratio := fs.String("ratio", "", "behaviour ratio Student:Teacher:Buffer, like 1:1:2 (SBTB) or 2:1:3; an alternative to --schedule")
 	buffer := fs.String("buffer", "", "replay buffer priority: uniform, reward (PRT), loss (delta^2) or teacher (PER); empty = no buffer")
+	fs.StringVar(&d.BufferPairing, "buffer-pairing", "batch", "batch (correct) or completion: the reference code before commit 77091bf, which stored terminal states with other trajectories' rewards (the paper's PRT/PER rows)")
 	fs.IntVar(&d.BufferCap, "buffer-size", 0, "replay buffer capacity (0 = the reference's int(0.1*(H-1+d)*(H-1)^(d-1)))")
 	fs.BoolVar(&d.LocalSearch, "ls", false, "back-and-forth local search on 1 in 8 Student (tb) or 1 in 4 Teacher batches")
 	fs.IntVar(&d.LSIterations, "ls-iterations", d.LSIterations, "local search rounds per batch")
