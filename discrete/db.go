@@ -16,18 +16,15 @@ import (
 // log F(x) = log R(x) at terminal states. The model must have that extra
 // head (NewMLPModelHeads with extra = 1).
 type DB struct {
-	rows     []int32 // scratch: source row and next row of each transition
-	next     []int32
-	target   []float64 // log F(s') where s' is terminal
-	logPB    []float64
-	states   []int32
-	mask     []bool
-	narrow   nn.Matrix
-	logp     nn.Matrix
-	dlogp    nn.Matrix
-	dlogits  nn.Matrix
-	dfull    nn.Matrix
-	transAct []int32
+	rows   []int32 // scratch: source row and next row of each transition
+	next   []int32
+	target []float64 // log F(s') where s' is terminal
+	logPB  []float64
+	states []int32
+	mask   []bool
+	narrow nn.Matrix
+	logp   nn.Matrix
+	grad   HeadGrad
 }
 
 // Loss computes Σ_τ Σ_t δ_t² / #trajectories over whole trajectories, with
@@ -129,22 +126,15 @@ func (db *DB) loss(env Env, m Model, states []int32, rows int, actions []int32, 
 	if !grad {
 		return loss
 	}
-	db.dlogp.Resize(rows, na)
-	db.dlogp.Zero()
-	db.dfull.Resize(rows, out.Cols)
-	db.dfull.Zero()
+	db.grad.Reset(rows, na, out.Cols)
 	for i, a := range actions[:len(delta)] {
 		g := float32(2 * delta[i] / norm)
-		db.dlogp.Data[i*na+int(a)] += g
-		db.dfull.Data[i*out.Cols+na] += g
+		db.grad.AddLogP(i, int(a), g)
+		db.grad.AddFlow(i, g)
 		if nx := db.next[i]; nx >= 0 {
-			db.dfull.Data[int(nx)*out.Cols+na] -= g
+			db.grad.AddFlow(int(nx), -g)
 		}
 	}
-	nn.LogSoftmaxBackward(&db.dlogits, &db.logp, &db.dlogp)
-	for r := range rows {
-		copy(db.dfull.Row(r)[:na], db.dlogits.Row(r))
-	}
-	m.Backward(&db.dfull)
+	db.grad.Backward(m, &db.logp)
 	return loss
 }

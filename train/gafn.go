@@ -23,9 +23,7 @@ type gafnState struct {
 	rows         []int32   // all states of the batch: sources then finals
 	mask         []bool
 	narrow, logp nn.Matrix
-	dlogp        nn.Matrix
-	dlogits      nn.Matrix
-	dfull        nn.Matrix
+	grad         discrete.HeadGrad
 	dpred        nn.Matrix
 	idx          []int32
 	delta        []float64
@@ -179,31 +177,24 @@ func (t *Trainer) gafnLoss(grad bool) float64 {
 	}
 
 	// Gradients of mean δ² (δ here is forward minus backward flow).
-	g.dlogp.Resize(us, na)
-	g.dlogp.Zero()
-	g.dfull.Resize(us, out.Cols)
-	g.dfull.Zero()
+	g.grad.Reset(us, na, out.Cols)
 	var dz float64
 	for b := range n {
 		c := 2 * g.delta[b] / float64(n)
 		dz += c
 		for k := tr.Off[b]; k < tr.Off[b+1]; k++ {
-			g.dlogp.Data[row(k)*na+int(tr.Actions[k])] += float32(c)
+			g.grad.AddLogP(row(k), int(tr.Actions[k]), float32(c))
 			if k+1 < tr.Off[b+1] {
 				pb := 1 / float64(env.BackwardCount(tr.States[k*w:(k+1)*w], int(tr.Actions[k])))
 				u := float64(out.Data[row(k+1)*out.Cols+na])
 				q := g.ri[k] * math.Exp(-u)
 				// d/du of −log(pb + ri·e^{−u}) = q/(pb + q)
-				g.dfull.Data[row(k+1)*out.Cols+na] += float32(c * q / (pb + q))
+				g.grad.AddFlow(row(k+1), float32(c*q/(pb+q)))
 			}
 		}
 	}
 	t.Student.LogZ.Grad[0] += float32(dz)
-	nn.LogSoftmaxBackward(&g.dlogits, &g.logp, &g.dlogp)
-	for r := range us {
-		copy(g.dfull.Row(r)[:na], g.dlogits.Row(r))
-	}
-	t.Student.Model.Backward(&g.dfull)
+	g.grad.Backward(t.Student.Model, &g.logp)
 	return loss
 }
 
