@@ -35,9 +35,6 @@ func (m *MLP) Record() {
 	}
 }
 
-// Recording reports whether Record is in effect.
-func (m *MLP) Recording() bool { return m.tape.on }
-
 func appendRows(dst *Matrix, src *Matrix) {
 	n := dst.Rows
 	if n == 0 {

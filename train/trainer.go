@@ -162,10 +162,6 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 	return t, nil
 }
 
-// Rand is the trainer's random source (for evaluation sampling that should
-// follow the same seeded stream).
-func (t *Trainer) Rand() *rand.Rand { return t.rng }
-
 // Done reports whether the next iteration would exceed the reward-call
 // budget (a replay costs none; local search costs a batch per round).
 func (t *Trainer) Done() bool { return t.RewardCalls+t.nextCost() > t.Cfg.RewardCalls }
