@@ -456,4 +456,29 @@ func WriteMarkdown(w io.Writer, table string, rs []GridResult) {
 			fmt.Fprintf(w, "| %s | %d | %.1f ± %.1f | %s | %s | %s | %.0f |\n", m, len(modes), mm, ms, pm, l1s, pl, wm)
 		}
 	}
+	// The table's cost: runs go J at a time, so its elapsed time is about
+	// this sum divided by J.
+	fmt.Fprintf(w, "\n## Run time\n\n| grid | runs | sum of run wall times |\n|---|---|---|\n")
+	var total float64
+	for _, g := range grids {
+		var sum float64
+		for _, r := range byGrid[g] {
+			sum += r.WallSeconds
+		}
+		total += sum
+		fmt.Fprintf(w, "| %v | %d | %s |\n", g, len(byGrid[g]), fmtDuration(sum))
+	}
+	fmt.Fprintf(w, "| all | %d | %s |\n", len(rs), fmtDuration(total))
+}
+
+// fmtDuration prints seconds as 1h02m, 3m05s or 42s.
+func fmtDuration(s float64) string {
+	d := time.Duration(math.Round(s)) * time.Second
+	switch {
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	case d >= time.Minute:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%ds", int(d.Seconds()))
 }

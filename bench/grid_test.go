@@ -115,3 +115,14 @@ func TestRunGridIsResumable(t *testing.T) {
 		t.Error("unknown table accepted")
 	}
 }
+
+func TestFmtDuration(t *testing.T) {
+	for _, c := range []struct {
+		s    float64
+		want string
+	}{{0, "0s"}, {42.4, "42s"}, {59.6, "1m00s"}, {185, "3m05s"}, {3720, "1h02m"}, {90000, "25h00m"}} {
+		if got := fmtDuration(c.s); got != c.want {
+			t.Errorf("fmtDuration(%v) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}

@@ -59,6 +59,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	evalEvery := fs.Int("eval-every", 0, "iterations between curve points (0 = 50 points per run)")
 	evalSamples := fs.Int("eval-samples", 100000, "fresh Student samples for the final empirical L1 (0 = skip)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (for go tool pprof)")
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
@@ -107,6 +108,13 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
 	}
 	fmt.Fprintf(stdout, "gfn train: %v, method %s, seed %d, %d reward calls in %d steps of %d\n", env, d.Method, d.Seed, d.RewardCalls, d.Steps(), d.Batch)
+	if *cpuprofile != "" {
+		stop, err := startCPUProfile(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	res, err := train.Run(ctx, env, d, opt)
 	if err != nil {
 		return err
