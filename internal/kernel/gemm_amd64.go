@@ -8,7 +8,7 @@ import "golang.org/x/sys/cpu"
 func kern4x16(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
 
 //go:noescape
-func kern8x32(k int, a *float32, b *float32, ldb int, c *float32, ldc int, acc int)
+func kern8x32(k int, a *float32, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
 
 func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {

@@ -98,19 +98,22 @@ over4:
 	VZEROUPPER
 	RET
 
-// func kern8x32(k int, a *float32, b *float32, ldb int, c *float32, ldc int, acc int)
+// func kern8x32(k int, a *float32, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
 // (acc = 0 stores the product over C instead of adding to it)
 //
-// AVX-512: C[0:8, 0:32] += Apanel·B where Apanel is packed 8 values per p
-// (A(0..7, p) contiguous) and B row p is at b + p·ldb. Sixteen ZMM
+// AVX-512: C[0:8, 0:32] += A·B where A(0..7, p) are 8 contiguous values at
+// a + p·psA (a packed panel: psA = 8; a transposed operand read in place:
+// psA = its row stride) and B row p is at b + p·ldb. Sixteen ZMM
 // accumulators; two B loads and eight broadcasts per step feed 16 FMAs.
-TEXT ·kern8x32(SB), NOSPLIT, $0-56
+TEXT ·kern8x32(SB), NOSPLIT, $0-64
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ ldb+24(FP), R9
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R10
+	MOVQ psA+16(FP), R11
+	MOVQ b+24(FP), DI
+	MOVQ ldb+32(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), R10
+	SHLQ $2, R11
 	SHLQ $2, R9
 	SHLQ $2, R10
 	VPXORD Z0, Z0, Z0
@@ -159,13 +162,13 @@ loop8:
 	VFMADD231PS  Z17, Z24, Z13
 	VFMADD231PS  Z16, Z25, Z14
 	VFMADD231PS  Z17, Z25, Z15
-	ADDQ         $32, SI
+	ADDQ         R11, SI
 	ADDQ         R9, DI
 	DECQ         CX
 	JNE          loop8
 
 store8:
-	MOVQ    acc+48(FP), AX
+	MOVQ    acc+56(FP), AX
 	TESTQ   AX, AX
 	JEQ     over8
 	VADDPS  (DX), Z0, Z0
@@ -236,3 +239,4 @@ over8:
 	VMOVUPS Z15, 64(DX)
 	VZEROUPPER
 	RET
+

@@ -21,14 +21,15 @@ const (
 
 type microKernel struct {
 	mr, nr int
-	// run adds (acc ≠ 0) or stores (acc = 0) an mr×nr tile of A·B.
-	run func(k int, a, b *float32, ldb int, c *float32, ldc int, acc int)
+	// run adds (acc ≠ 0) or stores (acc = 0) an mr×nr tile of A·B, where
+	// A(0..mr-1, p) are mr contiguous values at a + p·psA.
+	run func(k int, a *float32, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
 }
 
 var (
 	avx512Kernel = microKernel{8, 32, kern8x32}
-	avx2Kernel   = microKernel{4, 16, func(k int, a, b *float32, ldb int, c *float32, ldc int, acc int) {
-		kern4x16(k, a, 1, 4, b, ldb, c, ldc, acc)
+	avx2Kernel   = microKernel{4, 16, func(k int, a *float32, psA int, b *float32, ldb int, c *float32, ldc int, acc int) {
+		kern4x16(k, a, 1, psA, b, ldb, c, ldc, acc)
 	}}
 )
 
@@ -138,7 +139,19 @@ func blocked(mk microKernel, transA, transB bool, lo, hi, jlo, jhi, n, k int, a 
 		}
 		for i0 := lo; i0 < hi; i0 += mcBlock {
 			mc := min(mcBlock, hi-i0)
-			pa := packA(s, transA, a, lda, i0, mc, p0, kc, mr)
+			// A transposed A holds each micro-panel's mr values per p
+			// contiguously already: its full panels are read in place
+			// (measured 1.3–1.8× faster on Xᵀ·dY than packing them), and
+			// only a partial last panel is packed, zero-padded. A row-major
+			// A is packed: reading its 8 rows in place measured slower.
+			fullRows := 0
+			if transA {
+				fullRows = mc - mc%mr
+			}
+			var pa []float32
+			if fullRows < mc {
+				pa = packA(s, transA, a, lda, i0+fullRows, mc-fullRows, p0, kc, mr)
+			}
 			for j := jlo; j < jhi; j += nr {
 				var bp *float32
 				ldbp := nr
@@ -159,12 +172,17 @@ func blocked(mk microKernel, transA, transB bool, lo, hi, jlo, jhi, n, k int, a 
 				}
 				w := min(nr, jhi-j)
 				for r0 := 0; r0 < mc; r0 += mr {
-					ap := &pa[r0*kc]
+					ap, stride := &a[0], lda
+					if r0 < fullRows {
+						ap = &a[p0*lda+i0+r0]
+					} else {
+						ap, stride = &pa[(r0-fullRows)*kc], mr
+					}
 					if w == nr && r0+mr <= mc {
-						mk.run(kc, ap, bp, ldbp, &c[(i0+r0)*ldc+j], ldc, acc)
+						mk.run(kc, ap, stride, bp, ldbp, &c[(i0+r0)*ldc+j], ldc, acc)
 						continue
 					}
-					mk.run(kc, ap, bp, ldbp, &tile[0], nr, 0)
+					mk.run(kc, ap, stride, bp, ldbp, &tile[0], nr, 0)
 					for r := range min(mr, mc-r0) {
 						crow := c[(i0+r0+r)*ldc+j : (i0+r0+r)*ldc+j+w]
 						t := tile[r*nr : r*nr+w]
