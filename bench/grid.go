@@ -120,6 +120,7 @@ type GridOptions struct {
 	EvalSamples int    // 0: 100,000 (2,000 with Quick)
 	Methods     []string
 	Grids       []Grid
+	CollectOnly bool // aggregate the finished runs, run nothing
 }
 
 // Jobs lists the runs of table t.
@@ -183,6 +184,10 @@ func RunGrid(ctx context.Context, t GridTable, o GridOptions, run Runner, log io
 		if _, err := os.Stat(filepath.Join(j.Dir, "summary.json")); err != nil {
 			todo = append(todo, j)
 		}
+	}
+	if o.CollectOnly {
+		fmt.Fprintf(log, "bench grid %s: %d of %d runs finished; collecting them only\n", t.Name, len(jobs)-len(todo), len(jobs))
+		return CollectGrid(t.Name, jobs)
 	}
 	fmt.Fprintf(log, "bench grid %s: %d runs, %d already done, %d at a time\n", t.Name, len(jobs), len(jobs)-len(todo), max(o.Jobs, 1))
 	sem := make(chan struct{}, max(o.Jobs, 1))

@@ -111,6 +111,12 @@ func TestRunGridIsResumable(t *testing.T) {
 	if !strings.Contains(log.String(), "5 already done") {
 		t.Errorf("log:\n%s", log.String())
 	}
+	calls.Store(0)
+	o.CollectOnly = true
+	rs, err = RunGrid(context.Background(), tb, o, fakeRun(&calls), &log)
+	if err != nil || calls.Load() != 0 || len(rs) != 5 {
+		t.Errorf("collect only: %d runs, %d results, %v", calls.Load(), len(rs), err)
+	}
 	if _, err := TableByName("table9"); err == nil {
 		t.Error("unknown table accepted")
 	}

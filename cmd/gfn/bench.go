@@ -84,6 +84,7 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	evalSamples := fs.Int("eval-samples", 0, "fresh Student samples for the empirical L1 (0 = 100000, 2000 with --quick)")
 	methods := fs.String("methods", "", "comma-separated subset of the table's methods")
 	grids := fs.String("grids", "", "comma-separated subset of grids, like d2H128,d4H16")
+	collect := fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished in --out")
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
@@ -97,7 +98,7 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *seeds < 0 || *jobs < 1 || *evalSamples < 0 {
 		return usagef("seeds %d, jobs %d and eval-samples %d must be >= 0, >= 1 and >= 0", *seeds, *jobs, *evalSamples)
 	}
-	o := bench.GridOptions{Out: *out, Seeds: *seeds, Jobs: *jobs, Quick: *quick, EvalSamples: *evalSamples}
+	o := bench.GridOptions{Out: *out, Seeds: *seeds, Jobs: *jobs, Quick: *quick, EvalSamples: *evalSamples, CollectOnly: *collect}
 	if o.Out == "" {
 		o.Out = filepath.Join("runs", "bench-grid-"+t.Name)
 	}
@@ -126,10 +127,15 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return usagef("output directory %s is not usable: %v", o.Out, err)
 	}
-	procs := max(1, runtime.NumCPU() / *jobs)
+	// Each run gets its share of the cores, unless the user set GOMAXPROCS
+	// (say, to run two tables side by side).
+	env := os.Environ()
+	if os.Getenv("GOMAXPROCS") == "" {
+		env = append(env, fmt.Sprintf("GOMAXPROCS=%d", max(1, runtime.NumCPU() / *jobs)))
+	}
 	run := func(ctx context.Context, args []string) error {
 		cmd := exec.CommandContext(ctx, self, args...)
-		cmd.Env = append(os.Environ(), fmt.Sprintf("GOMAXPROCS=%d", procs))
+		cmd.Env = env
 		name := filepath.Base(args[slices.Index(args, "--out")+1])
 		f, err := os.Create(filepath.Join(logs, name+".log"))
 		if err != nil {
