@@ -108,9 +108,13 @@ func TestUsageErrorsGolden(t *testing.T) {
 
 func TestTrainSampleEvalEndToEnd(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	out, stderr, err := runCLI("train", "--side", "6", "--hidden", "32,32", "--reward-calls", "3200", "--eval-samples", "2000", "--out", dir, "--seed", "3")
+	prof := filepath.Join(t.TempDir(), "cpu.pprof")
+	out, stderr, err := runCLI("train", "--side", "6", "--hidden", "32,32", "--reward-calls", "3200", "--eval-samples", "2000", "--out", dir, "--seed", "3", "--cpuprofile", prof)
 	if err != nil {
 		t.Fatal(err, stderr)
+	}
+	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
+		t.Errorf("no CPU profile written: %v", err)
 	}
 	for _, want := range []string{"modes found", "Student exact: L1", "wrote " + dir} {
 		if !strings.Contains(out, want) {
