@@ -24,29 +24,37 @@ type Activation int
 const (
 	Identity  Activation = iota
 	LeakyReLU            // max(v, 0.01·v), torch.nn.LeakyReLU's default slope
+	GELU                 // v·Φ(v), torch.nn.GELU's default (erf) form
 )
 
 // leakySlope is torch.nn.LeakyReLU's default negative slope.
 const leakySlope = 0.01
 
 // activate applies bias and activation to y in place (rows of len(b)).
-func activate(act Activation, y, b []float32) {
+// GELU also keeps the pre-activation in z, which its gradient needs.
+func activate(act Activation, y *Matrix, b []float32, z *Matrix) {
 	switch act {
 	case LeakyReLU:
-		kernel.BiasLeakyReLU(y, b, leakySlope)
+		kernel.BiasLeakyReLU(y.Data, b, leakySlope)
+	case GELU:
+		z.Resize(y.Rows, y.Cols)
+		kernel.BiasGELU(y.Data, z.Data, b)
 	default:
-		for r := 0; r < len(y); r += len(b) {
-			kernel.AddTo(y[r:r+len(b)], b)
+		for r := 0; r < len(y.Data); r += len(b) {
+			kernel.AddTo(y.Data[r:r+len(b)], b)
 		}
 	}
 }
 
 // activationGrad turns dy into the gradient before the activation, in
-// place, from the layer's output y.
-func activationGrad(act Activation, dy, y []float32) {
-	if act == LeakyReLU {
+// place, from the layer's output y (or pre-activation z for GELU).
+func activationGrad(act Activation, dy, y, z *Matrix) {
+	switch act {
+	case LeakyReLU:
 		// LeakyReLU keeps the sign, so the output tells which side.
-		kernel.LeakyReLUGrad(dy, y, leakySlope)
+		kernel.LeakyReLUGrad(dy.Data, y.Data, leakySlope)
+	case GELU:
+		kernel.GELUGrad(dy.Data, z.Data)
 	}
 }
 
@@ -57,8 +65,8 @@ type Linear struct {
 	// NoInputGrad skips computing dx in Backward, for a first layer.
 	NoInputGrad bool
 
-	x     *Matrix
-	y, dx Matrix
+	x        *Matrix
+	y, dx, z Matrix // z: the pre-activation, kept for GELU
 }
 
 // NewLinear returns a layer with PyTorch's default initialisation:
@@ -89,14 +97,14 @@ func (l *Linear) Forward(x *Matrix) *Matrix {
 	l.x = x
 	l.y.Resize(x.Rows, l.Out())
 	MatMul(&l.y, x, false, &Matrix{Rows: l.In(), Cols: l.Out(), Data: l.W.Value}, false, false)
-	activate(l.Act, l.y.Data, l.B.Value)
+	activate(l.Act, &l.y, l.B.Value, &l.z)
 	return &l.y
 }
 
 // Backward may overwrite dy (with the gradient before the activation).
 func (l *Linear) Backward(dy *Matrix) *Matrix {
 	in, out := l.In(), l.Out()
-	activationGrad(l.Act, dy.Data, l.y.Data)
+	activationGrad(l.Act, dy, &l.y, &l.z)
 	MatMul(&Matrix{Rows: in, Cols: out, Data: l.W.Grad}, l.x, true, dy, false, true)
 	for i := range dy.Rows {
 		kernel.AddTo(l.B.Grad, dy.Row(i))
@@ -118,9 +126,9 @@ type OneHot struct {
 	W, B *Param // W is vocab×out
 	Act  Activation
 
-	idx []int32
-	k   int
-	y   Matrix
+	idx  []int32
+	k    int
+	y, z Matrix // z: the pre-activation, kept for GELU
 }
 
 // NewOneHot initialises as a PyTorch Linear(vocab, out) would.
@@ -153,7 +161,7 @@ func (l *OneHot) ForwardIndices(idx []int32, k int) *Matrix {
 			kernel.AddTo(y, l.W.Value[int(j)*out:int(j+1)*out])
 		}
 	}
-	activate(l.Act, l.y.Data, l.B.Value)
+	activate(l.Act, &l.y, l.B.Value, &l.z)
 	return &l.y
 }
 
@@ -161,7 +169,7 @@ func (l *OneHot) ForwardIndices(idx []int32, k int) *Matrix {
 // overwrite dy.
 func (l *OneHot) Backward(dy *Matrix) {
 	out := l.Out()
-	activationGrad(l.Act, dy.Data, l.y.Data)
+	activationGrad(l.Act, dy, &l.y, &l.z)
 	for r := range dy.Rows {
 		g := dy.Row(r)
 		kernel.AddTo(l.B.Grad, g)

@@ -49,10 +49,18 @@ func checkParamGrads(t *testing.T, ps []*Param, loss func() float64, rng *rand.R
 	}
 }
 
+var activations = []Activation{LeakyReLU, GELU}
+
 func TestOneHotMLPGradients(t *testing.T) {
+	for _, act := range activations {
+		testOneHotMLPGradients(t, act)
+	}
+}
+
+func testOneHotMLPGradients(t *testing.T, act Activation) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const vocab, k, rows = 20, 3, 7
-	m := NewOneHotMLP("net", vocab, []int{16, 16, 5}, LeakyReLU, rng)
+	m := NewOneHotMLP("net", vocab, []int{16, 16, 5}, act, rng)
 	idx := make([]int32, rows*k)
 	for i := range idx {
 		idx[i] = int32(rng.IntN(vocab))
@@ -67,9 +75,15 @@ func TestOneHotMLPGradients(t *testing.T) {
 }
 
 func TestDenseMLPGradients(t *testing.T) {
+	for _, act := range activations {
+		testDenseMLPGradients(t, act)
+	}
+}
+
+func testDenseMLPGradients(t *testing.T, act Activation) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const in, rows = 6, 9
-	m := NewMLP("net", in, []int{12, 8, 3}, LeakyReLU, rng)
+	m := NewMLP("net", in, []int{12, 8, 3}, act, rng)
 	x := &Matrix{Rows: rows, Cols: in, Data: randomCoef(rng, rows*in)}
 	c := randomCoef(rng, rows*3)
 	loss := func() float64 { return weightedSum(m.Forward(x), c) }
@@ -285,15 +299,21 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 // A recorded sequence of small forward passes must give the same gradients
 // as one forward pass over all the rows.
 func TestRecordMatchesSingleForward(t *testing.T) {
+	for _, act := range activations {
+		testRecordMatchesSingleForward(t, act)
+	}
+}
+
+func testRecordMatchesSingleForward(t *testing.T, act Activation) {
 	for _, dense := range []bool{false, true} {
 		rng := rand.New(rand.NewPCG(11, 12))
 		var a, b *MLP
 		if dense {
-			a = NewMLP("m", 5, []int{16, 16, 3}, LeakyReLU, rng)
-			b = NewMLP("m", 5, []int{16, 16, 3}, LeakyReLU, rand.New(rand.NewPCG(11, 12)))
+			a = NewMLP("m", 5, []int{16, 16, 3}, act, rng)
+			b = NewMLP("m", 5, []int{16, 16, 3}, act, rand.New(rand.NewPCG(11, 12)))
 		} else {
-			a = NewOneHotMLP("m", 9, []int{16, 16, 3}, LeakyReLU, rng)
-			b = NewOneHotMLP("m", 9, []int{16, 16, 3}, LeakyReLU, rand.New(rand.NewPCG(11, 12)))
+			a = NewOneHotMLP("m", 9, []int{16, 16, 3}, act, rng)
+			b = NewOneHotMLP("m", 9, []int{16, 16, 3}, act, rand.New(rand.NewPCG(11, 12)))
 		}
 		const k = 2
 		sizes := []int{4, 3, 1, 5}
@@ -349,14 +369,20 @@ func TestRecordMatchesSingleForward(t *testing.T) {
 // Training on representatives of duplicate rows, with summed gradients,
 // equals training on every row.
 func TestKeepRowsMatchesAllRows(t *testing.T) {
+	for _, act := range activations {
+		testKeepRowsMatchesAllRows(t, act)
+	}
+}
+
+func testKeepRowsMatchesAllRows(t *testing.T, act Activation) {
 	for _, dense := range []bool{false, true} {
 		for _, record := range []bool{false, true} {
 			mk := func() *MLP {
 				r := rand.New(rand.NewPCG(21, 22))
 				if dense {
-					return NewMLP("m", 4, []int{8, 8, 3}, LeakyReLU, r)
+					return NewMLP("m", 4, []int{8, 8, 3}, act, r)
 				}
-				return NewOneHotMLP("m", 6, []int{8, 8, 3}, LeakyReLU, r)
+				return NewOneHotMLP("m", 6, []int{8, 8, 3}, act, r)
 			}
 			a, b := mk(), mk()
 			rng := rand.New(rand.NewPCG(5, 1))

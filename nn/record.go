@@ -18,6 +18,20 @@ type tape struct {
 	k       int      // indices per row
 	x       Matrix   // dense inputs
 	outs    []Matrix // per layer outputs: input layer, then Layers
+	pres    []Matrix // per layer pre-activations, recorded for GELU layers
+}
+
+// preAct returns, for layer i (0 the input layer, then Layers), its
+// activation and pre-activation.
+func (m *MLP) preAct(i int) (Activation, *Matrix) {
+	switch {
+	case i > 0:
+		l := m.Layers[i-1]
+		return l.Act, &l.z
+	case m.OneHot != nil:
+		return m.OneHot.Act, &m.OneHot.z
+	}
+	return m.First.Act, &m.First.z
 }
 
 // Record starts recording: every following Forward or ForwardIndices
@@ -29,9 +43,11 @@ func (m *MLP) Record() {
 	t.x.Resize(0, 0)
 	if len(t.outs) != 1+len(m.Layers) {
 		t.outs = make([]Matrix, 1+len(m.Layers))
+		t.pres = make([]Matrix, 1+len(m.Layers))
 	}
 	for i := range t.outs {
 		t.outs[i].Resize(0, 0)
+		t.pres[i].Resize(0, 0)
 	}
 }
 
@@ -57,6 +73,11 @@ func (m *MLP) record(idx []int32, k int, x *Matrix) {
 	}
 	for i, l := range m.Layers {
 		appendRows(&t.outs[i+1], &l.y)
+	}
+	for i := range t.pres {
+		if act, z := m.preAct(i); act == GELU {
+			appendRows(&t.pres[i], z)
+		}
 	}
 }
 
@@ -87,6 +108,11 @@ func (m *MLP) EndRecord() *Matrix {
 		l.y, t.outs[i+1] = t.outs[i+1], l.y
 		if i+1 < len(m.Layers) {
 			m.Layers[i+1].x = &l.y
+		}
+	}
+	for i := range t.pres {
+		if act, z := m.preAct(i); act == GELU {
+			*z, t.pres[i] = t.pres[i], *z
 		}
 	}
 	return m.Output()
@@ -122,6 +148,11 @@ func (m *MLP) KeepRows(rows []int32) {
 	}
 	for _, l := range m.Layers {
 		gatherRows(&l.y, rows, &t.x)
+	}
+	for i := range 1 + len(m.Layers) {
+		if act, z := m.preAct(i); act == GELU {
+			gatherRows(z, rows, &t.x)
+		}
 	}
 }
 

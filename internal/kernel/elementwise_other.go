@@ -17,3 +17,6 @@ func adam8(w, grad, m, v *float32, n int, b1, ob1, b2, ob2, step, sqrtBC2, eps f
 }
 
 func dot8(x, y *float32, n int) float32 { panic("unreachable") }
+
+func biasGELU8(y, z, b *float32, n int) { panic("unreachable") }
+func geluGrad8(d, z *float32, n int)    { panic("unreachable") }

@@ -88,3 +88,102 @@ func TestAdamBackendsAgree(t *testing.T) {
 	}
 	_ = r
 }
+
+// TestGELU checks the fused GELU and its gradient on every backend against
+// float64 math.Erfc, in relative error (the negative tail is tiny, and the
+// approximation keeps its relative accuracy there), on a sweep from -40 to
+// 40 plus random values, in rows of odd widths.
+func TestGELU(t *testing.T) {
+	var zs []float32
+	for v := -40.0; v <= 40; v += 0.0625 {
+		zs = append(zs, float32(v))
+	}
+	zs = append(zs, 0, float32(math.Copysign(0, -1)), 1e-6, -1e-6, 1e-30, -1e-30, -87, -13.5)
+	r := rand.New(rand.NewPCG(7, 7))
+	for range 1000 {
+		zs = append(zs, float32(r.NormFloat64()*3))
+	}
+	for _, be := range Available() {
+		prev := Use(be)
+		for _, cols := range []int{1, 3, 8, 17, 256, 257} {
+			rows := (len(zs) + cols - 1) / cols
+			in := make([]float32, rows*cols)
+			copy(in, zs)
+			b := randSlice(r, cols)
+			y := make([]float32, len(in))
+			for i := range in {
+				y[i] = in[i] - b[i%cols] // so that z = y + b is close to in
+			}
+			z := make([]float32, len(y))
+			BiasGELU(y, z, b)
+			d := make([]float32, len(y))
+			for i := range d {
+				d[i] = 1.5
+			}
+			GELUGrad(d, z)
+			for i, v := range z {
+				x := float64(v)
+				phi := 0.5 * math.Erfc(-x/math.Sqrt2)
+				want := x * phi
+				dens := x * math.Exp(-x*x/2) / math.Sqrt(2*math.Pi)
+				wantD := 1.5 * (phi + dens)
+				// Near z = -0.75 the two terms cancel: measure against
+				// their size.
+				scaleD := 1.5 * (phi + math.Abs(dens))
+				// exp(-z²/2 + …) of a float32 argument is accurate to
+				// about z²/2 ulps of it.
+				rel := 2e-6 + 1e-7*x*x
+				if !close(float64(y[i]), want, rel, 1e-37) {
+					t.Fatalf("%s cols %d: GELU(%g) = %g, want %g", be, cols, x, y[i], want)
+				}
+				if math.Abs(float64(d[i])-wantD) > rel*scaleD+1e-37 {
+					t.Fatalf("%s cols %d: 1.5·GELU'(%g) = %g, want %g", be, cols, x, d[i], wantD)
+				}
+			}
+		}
+		// NaN propagates.
+		y, z, d := make([]float32, 16), make([]float32, 16), make([]float32, 16)
+		y[3], d[3] = float32(math.NaN()), 1
+		b := make([]float32, 16)
+		BiasGELU(y, z, b)
+		GELUGrad(d, z)
+		if !math.IsNaN(float64(y[3])) || !math.IsNaN(float64(d[3])) {
+			t.Errorf("%s: GELU(NaN) = %v, gradient %v", be, y[3], d[3])
+		}
+		Use(prev)
+	}
+}
+
+// close reports |got-want| <= rel·|want| + abs.
+func close(got, want, rel, abs float64) bool {
+	return math.Abs(got-want) <= rel*math.Abs(want)+abs
+}
+
+// BenchmarkElementwise reports values per nanosecond of the fused layer
+// kernels on a 4096×256 activation.
+func BenchmarkElementwise(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	const rows, cols = 4096, 256
+	y0 := randSlice(r, rows*cols)
+	bias := randSlice(r, cols)
+	y, z, d := make([]float32, len(y0)), make([]float32, len(y0)), randSlice(r, len(y0))
+	m, v := make([]float32, len(y0)), make([]float32, len(y0))
+	c := AdamCoef{B1: 0.9, OneMinusB1: 0.1, B2: 0.999, OneMinusB2: 0.001, Step: 1e-3, SqrtBC2: 1, Eps: 1e-8}
+	for _, k := range []struct {
+		name string
+		f    func()
+	}{
+		{"BiasLeakyReLU", func() { copy(y, y0); BiasLeakyReLU(y, bias, 0.01) }},
+		{"LeakyReLUGrad", func() { LeakyReLUGrad(d, y0, 0.01) }},
+		{"BiasGELU", func() { copy(y, y0); BiasGELU(y, z, bias) }},
+		{"GELUGrad", func() { GELUGrad(d, y0) }},
+		{"Adam", func() { Adam(y, d, m, v, c) }},
+	} {
+		b.Run(k.name, func(b *testing.B) {
+			for b.Loop() {
+				k.f()
+			}
+			b.ReportMetric(float64(len(y0))*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "values/ns")
+		})
+	}
+}
