@@ -36,13 +36,24 @@ type Buffer struct {
 	next uint64
 	// fifo lists (seq, slot) in insertion order; entries whose seq no
 	// longer matches their slot were refreshed or evicted and are skipped.
-	fifo   []fifoEntry
-	head   int
-	used   int
-	free   []int
-	dirty  bool  // ranks must be recomputed
-	byRank []int // slots ordered by priority, highest first
-	cdf    []float64
+	fifo []rankEntry
+	head int
+	used int
+	free []int
+	// byRank lists the entries ordered by priority, highest first (ties
+	// oldest first). It is kept up to date incrementally: entries added
+	// since the last ordering wait in pending and are merged in, and
+	// entries whose slot was refreshed or evicted since are dropped then.
+	byRank, pending, merged []rankEntry
+	cdf                     []float64 // cumulative rank weights for len(cdf) entries
+	cdfWeight               float64   // the RankWeight cdf was built with
+}
+
+// rankEntry is a slot as it was when added; it is stale once the slot's
+// sequence number changes.
+type rankEntry struct {
+	seq  uint64
+	slot int
 }
 
 // New returns an empty buffer for states of stateLen words.
@@ -89,14 +100,9 @@ func (b *Buffer) Add(key uint64, x []int32, logR, priority float64) {
 	copy(b.xs[s*b.stateLen:(s+1)*b.stateLen], x)
 	b.logR[s], b.prio[s] = logR, priority
 	b.seq[s] = b.next
-	b.fifo = append(b.fifo, fifoEntry{b.next, s})
+	b.fifo = append(b.fifo, rankEntry{b.next, s})
+	b.pending = append(b.pending, rankEntry{b.next, s})
 	b.next++
-	b.dirty = true
-}
-
-type fifoEntry struct {
-	seq  uint64
-	slot int
 }
 
 func (b *Buffer) evictOldest() {
@@ -127,11 +133,11 @@ func (b *Buffer) Sample(n int, rng *rand.Rand, xs []int32, logR []float64) ([]in
 	for range n {
 		var s int
 		if b.Priority == Uniform {
-			s = b.byRank[rng.IntN(len(b.byRank))]
+			s = b.byRank[rng.IntN(len(b.byRank))].slot
 		} else {
 			u := rng.Float64() * b.cdf[len(b.cdf)-1]
 			r := sort.SearchFloat64s(b.cdf, u)
-			s = b.byRank[min(r, len(b.byRank)-1)]
+			s = b.byRank[min(r, len(b.byRank)-1)].slot
 		}
 		xs = append(xs, b.xs[s*b.stateLen:(s+1)*b.stateLen]...)
 		logR = append(logR, b.logR[s])
@@ -139,30 +145,51 @@ func (b *Buffer) Sample(n int, rng *rand.Rand, xs []int32, logR []float64) ([]in
 	return xs, logR
 }
 
-// rank orders the slots by priority (highest first; ties oldest first)
-// and builds the cumulative rank weights.
+// rank orders the entries by priority (highest first; ties oldest first)
+// and builds the cumulative rank weights. Sorting only the entries added
+// since the last call and merging them in keeps this O(N) per call: the
+// buffer changes by a batch between samples, and a full sort of a 10⁵
+// entry buffer per replay batch dominated training.
 func (b *Buffer) rank() {
-	if !b.dirty {
-		return
-	}
-	b.dirty = false
-	b.byRank = b.byRank[:0]
-	for _, s := range b.slot {
-		b.byRank = append(b.byRank, s)
-	}
-	sort.Slice(b.byRank, func(i, j int) bool {
-		si, sj := b.byRank[i], b.byRank[j]
-		if b.prio[si] != b.prio[sj] {
-			return b.prio[si] > b.prio[sj]
+	if len(b.pending) > 0 || len(b.byRank) != len(b.slot) {
+		before := func(x, y rankEntry) bool {
+			if b.prio[x.slot] != b.prio[y.slot] {
+				return b.prio[x.slot] > b.prio[y.slot]
+			}
+			return x.seq < y.seq
 		}
-		return b.seq[si] < b.seq[sj]
-	})
+		live := func(e rankEntry) bool { return b.seq[e.slot] == e.seq }
+		p := b.pending[:0]
+		for _, e := range b.pending {
+			if live(e) {
+				p = append(p, e)
+			}
+		}
+		sort.Slice(p, func(i, j int) bool { return before(p[i], p[j]) })
+		m := b.merged[:0]
+		i := 0
+		for _, e := range b.byRank {
+			if !live(e) {
+				continue
+			}
+			for i < len(p) && before(p[i], e) {
+				m = append(m, p[i])
+				i++
+			}
+			m = append(m, e)
+		}
+		m = append(m, p[i:]...)
+		b.byRank, b.merged, b.pending = m, b.byRank, p[:0]
+	}
+	// The weights depend on the count only.
 	n := len(b.byRank)
-	b.cdf = b.cdf[:0]
-	var c float64
-	for r := range n {
-		c += 1 / (b.RankWeight*float64(n) + float64(r))
-		b.cdf = append(b.cdf, c)
+	if len(b.cdf) != n || b.cdfWeight != b.RankWeight {
+		b.cdf, b.cdfWeight = b.cdf[:0], b.RankWeight
+		var c float64
+		for r := range n {
+			c += 1 / (b.RankWeight*float64(n) + float64(r))
+			b.cdf = append(b.cdf, c)
+		}
 	}
 }
 

@@ -125,3 +125,70 @@ func TestMatchesOrderedDict(t *testing.T) {
 		}
 	}
 }
+
+// The incrementally merged order equals a full sort by (priority desc,
+// insertion asc) after any mix of adds, refreshes and evictions, with
+// priority ties.
+func TestIncrementalRankMatchesFullSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	b, _ := New(50, 1, Reward)
+	for round := range 200 {
+		for range rng.IntN(40) {
+			k := uint64(rng.IntN(120))
+			// Few distinct priorities, so ties are common.
+			b.Add(k, []int32{int32(k)}, 0, float64(rng.IntN(6)))
+		}
+		if b.Len() == 0 {
+			continue
+		}
+		b.Sample(1, rng, nil, nil) // orders the buffer
+		var want []int
+		for _, s := range b.slot {
+			want = append(want, s)
+		}
+		sortSlots(want, b.prio, b.seq)
+		if len(b.byRank) != len(want) {
+			t.Fatalf("round %d: %d ranked entries, %d stored", round, len(b.byRank), len(want))
+		}
+		for i, e := range b.byRank {
+			if e.slot != want[i] || b.seq[e.slot] != e.seq {
+				t.Fatalf("round %d: rank %d holds slot %d, full sort has %d", round, i, e.slot, want[i])
+			}
+		}
+	}
+}
+
+func sortSlots(s []int, prio []float64, seq []uint64) {
+	for i := 1; i < len(s); i++ { // insertion sort: obviously right
+		for j := i; j > 0; j-- {
+			a, c := s[j-1], s[j]
+			if prio[c] > prio[a] || (prio[c] == prio[a] && seq[c] < seq[a]) {
+				s[j-1], s[j] = c, a
+				continue
+			}
+			break
+		}
+	}
+}
+
+// BenchmarkAddSample is one replay cycle on a full 100,000-entry buffer:
+// 16 new states, then a batch of 16 drawn by rank.
+func BenchmarkAddSample(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	buf, _ := New(100000, 4, Teacher)
+	x := make([]int32, 4)
+	k := uint64(0)
+	for range 100000 {
+		buf.Add(k, x, 0, rng.Float64())
+		k++
+	}
+	var xs []int32
+	var logR []float64
+	for b.Loop() {
+		for range 16 {
+			buf.Add(k, x, 0, rng.Float64())
+			k++
+		}
+		xs, logR = buf.Sample(16, rng, xs[:0], logR[:0])
+	}
+}
