@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
@@ -84,8 +85,12 @@ type Series struct {
 	X, Y []float64
 }
 
+// ErrNoData is returned by Curves when no series has a point it can draw.
+var ErrNoData = errors.New("plot: no finite points to draw")
+
 // Curves draws line plots of the series. With logY the y axis is
-// logarithmic and non-positive points are dropped.
+// logarithmic and non-positive points are dropped. If no point remains it
+// returns ErrNoData and writes nothing: an empty log axis has no range.
 func Curves(path, title, xlabel, ylabel string, series []Series, logY bool) error {
 	p := gplot.New()
 	p.Title.Text = title
@@ -96,6 +101,7 @@ func Curves(path, title, xlabel, ylabel string, series []Series, logY bool) erro
 		p.Y.Tick.Marker = spreadTicks{}
 	}
 	p.Legend.Top = true
+	drawn := 0
 	for i, s := range series {
 		pts := make(plotter.XYs, 0, len(s.X))
 		for k := range s.X {
@@ -117,6 +123,10 @@ func Curves(path, title, xlabel, ylabel string, series []Series, logY bool) erro
 		l.Width = vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(s.Name, l)
+		drawn++
+	}
+	if drawn == 0 {
+		return ErrNoData
 	}
 	return safefile.Write(path, func(w io.Writer) error {
 		wt, err := p.WriterTo(6*vg.Inch, 4*vg.Inch, "png")

@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"errors"
 	"image/png"
 	"math"
 	"os"
@@ -58,5 +59,17 @@ func TestSpreadTicksLabelSubDecadeRanges(t *testing.T) {
 	}
 	if st.Ticks(0, 1) != nil {
 		t.Error("ticks for a range including 0 on a log axis")
+	}
+}
+
+func TestCurvesWithoutDrawablePointsReturnsErrNoData(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.png")
+	// A log axis over only NaN and non-positive values has no range.
+	s := []Series{{"a", []float64{0, 1}, []float64{math.NaN(), 0}}}
+	if err := Curves(p, "L1", "reward calls", "L1", s, true); !errors.Is(err, ErrNoData) {
+		t.Fatalf("err %v, want ErrNoData", err)
+	}
+	if _, err := os.Stat(p); !os.IsNotExist(err) {
+		t.Errorf("file written for an empty plot: %v", err)
 	}
 }
