@@ -372,6 +372,28 @@ func paperKey(table, method string, g Grid) string {
 	return table + "/" + strings.TrimSuffix(method, "-paper") + "/" + g.String()
 }
 
+// l1Scale is the unit of the L1 columns for grid g: the paper's unit for this
+// table, else the unit the paper uses for g in any table (so tables without
+// paper numbers, like local search, print L1 in the same unit as Table 1),
+// else 1e-5.
+func l1Scale(paper map[string]PaperEntry, table, method string, g Grid) float64 {
+	if p, ok := paper[paperKey(table, method, g)]; ok && !math.IsNaN(p.L1Scale) {
+		return p.L1Scale
+	}
+	suffix := "/" + g.String()
+	keys := make([]string, 0, len(paper))
+	for k := range paper {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // deterministic choice if tables ever disagree
+	for _, k := range keys {
+		if p := paper[k]; strings.HasSuffix(k, suffix) && !math.IsNaN(p.L1Scale) {
+			return p.L1Scale
+		}
+	}
+	return 1e-5
+}
+
 func meanStd(v []float64) (mean, std float64) {
 	if len(v) == 0 {
 		return math.NaN(), math.NaN()
@@ -415,10 +437,7 @@ func WriteMarkdown(w io.Writer, table string, rs []GridResult) {
 				methods = append(methods, r.Method)
 			}
 		}
-		scale := 1e-5
-		if p, ok := paper[paperKey(table, methods[0], g)]; ok && !math.IsNaN(p.L1Scale) {
-			scale = p.L1Scale
-		}
+		scale := l1Scale(paper, table, methods[0], g)
 		ref := ""
 		for _, m := range methods {
 			if p, ok := paper[paperKey(table, m, g)]; ok {

@@ -132,3 +132,24 @@ func TestFmtDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestL1ScaleBorrowsGridUnit(t *testing.T) {
+	paper := PaperGrid()
+	for _, c := range []struct {
+		table, method string
+		g             Grid
+		want          float64
+	}{
+		{"tb", "teacher", Grid{Dim: 4, Side: 32}, 1e-6},
+		{"tb", "teacher", Grid{Dim: 2, Side: 128}, 1e-5},
+		// No paper numbers for local search: the grid's Table 1 unit.
+		{"local-search", "teacher-ls", Grid{Dim: 4, Side: 32}, 1e-6},
+		{"local-search", "tb-ls", Grid{Dim: 2, Side: 128}, 1e-5},
+		// A grid the paper never reports: the default.
+		{"tb", "tb", Grid{Dim: 3, Side: 7}, 1e-5},
+	} {
+		if got := l1Scale(paper, c.table, c.method, c.g); got != c.want {
+			t.Errorf("l1Scale(%s, %s, %v) = %g, want %g", c.table, c.method, c.g, got, c.want)
+		}
+	}
+}
