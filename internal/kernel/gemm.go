@@ -76,10 +76,13 @@ func packTransposed(buf *[]float32, b []float32, ldb, n, k int) []float32 {
 		*buf = make([]float32, k*n)
 	}
 	bp := (*buf)[:k*n]
-	for j := range n {
-		brow := b[j*ldb : j*ldb+k]
-		for p, v := range brow {
-			bp[p*n+j] = v
+	// Sequential writes and strided reads: for the few-column B of a policy
+	// head (tinyNarrow) this measured about twice as fast as reading rows.
+	for p := range k {
+		dst := bp[p*n : (p+1)*n]
+		src := b[p:]
+		for j := range dst {
+			dst[j] = src[j*ldb]
 		}
 	}
 	return bp

@@ -240,3 +240,215 @@ over8:
 	VZEROUPPER
 	RET
 
+// func kern4x32(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
+//
+// AVX-512: C[r, 0:32] += Σ_p A(r, p)·B[p, 0:32] for r < 4 (acc = 0 stores),
+// with A(r, p) at a + r·rsA + p·psA (elements), so A can be read in place:
+// the rows a full kern8x32 panel would leave idle. 8 ZMM accumulators.
+TEXT ·kern4x32(SB), NOSPLIT, $0-72
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rsA+16(FP), R8
+	MOVQ psA+24(FP), R14
+	MOVQ b+32(FP), DI
+	MOVQ ldb+40(FP), R9
+	MOVQ c+48(FP), DX
+	MOVQ ldc+56(FP), R10
+	SHLQ $2, R8
+	SHLQ $2, R14
+	SHLQ $2, R9
+	SHLQ $2, R10
+	LEAQ (SI)(R8*1), R11
+	LEAQ (SI)(R8*2), R12
+	LEAQ (R11)(R8*2), R13
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	TESTQ CX, CX
+	JEQ   fstore4
+
+floop4:
+	VMOVUPS      (DI), Z16
+	VMOVUPS      64(DI), Z17
+	VBROADCASTSS (SI), Z18
+	VBROADCASTSS (R11), Z19
+	VBROADCASTSS (R12), Z20
+	VBROADCASTSS (R13), Z21
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z1
+	VFMADD231PS  Z16, Z19, Z2
+	VFMADD231PS  Z17, Z19, Z3
+	VFMADD231PS  Z16, Z20, Z4
+	VFMADD231PS  Z17, Z20, Z5
+	VFMADD231PS  Z16, Z21, Z6
+	VFMADD231PS  Z17, Z21, Z7
+	ADDQ         R14, SI
+	ADDQ         R14, R11
+	ADDQ         R14, R12
+	ADDQ         R14, R13
+	ADDQ         R9, DI
+	DECQ         CX
+	JNE          floop4
+
+fstore4:
+	MOVQ    acc+64(FP), AX
+	TESTQ   AX, AX
+	JEQ     fover4
+	VADDPS  (DX), Z0, Z0
+	VADDPS  64(DX), Z1, Z1
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R10, DX
+	VADDPS  (DX), Z2, Z2
+	VADDPS  64(DX), Z3, Z3
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	ADDQ    R10, DX
+	VADDPS  (DX), Z4, Z4
+	VADDPS  64(DX), Z5, Z5
+	VMOVUPS Z4, (DX)
+	VMOVUPS Z5, 64(DX)
+	ADDQ    R10, DX
+	VADDPS  (DX), Z6, Z6
+	VADDPS  64(DX), Z7, Z7
+	VMOVUPS Z6, (DX)
+	VMOVUPS Z7, 64(DX)
+	VZEROUPPER
+	RET
+
+fover4:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R10, DX
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	ADDQ    R10, DX
+	VMOVUPS Z4, (DX)
+	VMOVUPS Z5, 64(DX)
+	ADDQ    R10, DX
+	VMOVUPS Z6, (DX)
+	VMOVUPS Z7, 64(DX)
+	VZEROUPPER
+	RET
+
+// func kern2x32(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
+//
+// AVX-512: C[r, 0:32] += Σ_p A(r, p)·B[p, 0:32] for r < 2 (acc = 0 stores),
+// with A(r, p) at a + r·rsA + p·psA (elements), so A can be read in place:
+// the rows a full kern8x32 panel would leave idle. 4 ZMM accumulators.
+TEXT ·kern2x32(SB), NOSPLIT, $0-72
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rsA+16(FP), R8
+	MOVQ psA+24(FP), R14
+	MOVQ b+32(FP), DI
+	MOVQ ldb+40(FP), R9
+	MOVQ c+48(FP), DX
+	MOVQ ldc+56(FP), R10
+	SHLQ $2, R8
+	SHLQ $2, R14
+	SHLQ $2, R9
+	SHLQ $2, R10
+	LEAQ (SI)(R8*1), R11
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ CX, CX
+	JEQ   fstore2
+
+floop2:
+	VMOVUPS      (DI), Z16
+	VMOVUPS      64(DI), Z17
+	VBROADCASTSS (SI), Z18
+	VBROADCASTSS (R11), Z19
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z1
+	VFMADD231PS  Z16, Z19, Z2
+	VFMADD231PS  Z17, Z19, Z3
+	ADDQ         R14, SI
+	ADDQ         R14, R11
+	ADDQ         R9, DI
+	DECQ         CX
+	JNE          floop2
+
+fstore2:
+	MOVQ    acc+64(FP), AX
+	TESTQ   AX, AX
+	JEQ     fover2
+	VADDPS  (DX), Z0, Z0
+	VADDPS  64(DX), Z1, Z1
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R10, DX
+	VADDPS  (DX), Z2, Z2
+	VADDPS  64(DX), Z3, Z3
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	VZEROUPPER
+	RET
+
+fover2:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R10, DX
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	VZEROUPPER
+	RET
+
+// func kern1x32(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
+//
+// AVX-512: C[r, 0:32] += Σ_p A(r, p)·B[p, 0:32] for r < 1 (acc = 0 stores),
+// with A(r, p) at a + r·rsA + p·psA (elements), so A can be read in place:
+// the rows a full kern8x32 panel would leave idle. 2 ZMM accumulators.
+TEXT ·kern1x32(SB), NOSPLIT, $0-72
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rsA+16(FP), R8
+	MOVQ psA+24(FP), R14
+	MOVQ b+32(FP), DI
+	MOVQ ldb+40(FP), R9
+	MOVQ c+48(FP), DX
+	MOVQ ldc+56(FP), R10
+	SHLQ $2, R8
+	SHLQ $2, R14
+	SHLQ $2, R9
+	SHLQ $2, R10
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	TESTQ CX, CX
+	JEQ   fstore1
+
+floop1:
+	VMOVUPS      (DI), Z16
+	VMOVUPS      64(DI), Z17
+	VBROADCASTSS (SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z1
+	ADDQ         R14, SI
+	ADDQ         R9, DI
+	DECQ         CX
+	JNE          floop1
+
+fstore1:
+	MOVQ    acc+64(FP), AX
+	TESTQ   AX, AX
+	JEQ     fover1
+	VADDPS  (DX), Z0, Z0
+	VADDPS  64(DX), Z1, Z1
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VZEROUPPER
+	RET
+
+fover1:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VZEROUPPER
+	RET

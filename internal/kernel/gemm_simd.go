@@ -24,14 +24,39 @@ type microKernel struct {
 	// run adds (acc ≠ 0) or stores (acc = 0) an mr×nr tile of A·B, where
 	// A(0..mr-1, p) are mr contiguous values at a + p·psA.
 	run func(k int, a *float32, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
+	// few, when set, does the same for r < mr rows, with A(i, p) at
+	// a[off + i·rsA + p·psA] and C at c[coff:]: a sampling step's few
+	// distinct states would otherwise pay for a packed micro-panel of mostly
+	// zero rows.
+	few func(r, k int, a []float32, off, rsA, psA int, b *float32, ldb int, c []float32, coff, ldc, acc int)
 }
 
 var (
-	avx512Kernel = microKernel{8, 32, kern8x32}
+	avx512Kernel = microKernel{8, 32, kern8x32, few8x32}
 	avx2Kernel   = microKernel{4, 16, func(k int, a *float32, psA int, b *float32, ldb int, c *float32, ldc int, acc int) {
 		kern4x16(k, a, 1, psA, b, ldb, c, ldc, acc)
-	}}
+	}, nil}
 )
+
+// few8x32 covers r < 8 rows with the 4-, 2- and 1-row AVX-512 kernels.
+func few8x32(r, k int, a []float32, off, rsA, psA int, b *float32, ldb int, c []float32, coff, ldc, acc int) {
+	// The kernels read A up to row r-1 and p = k-1.
+	_ = a[off+(r-1)*rsA+(k-1)*psA]
+	for q := 0; q < r; {
+		ap, cp := &a[off+q*rsA], &c[coff+q*ldc]
+		switch {
+		case r-q >= 4:
+			kern4x32(k, ap, rsA, psA, b, ldb, cp, ldc, acc)
+			q += 4
+		case r-q >= 2:
+			kern2x32(k, ap, rsA, psA, b, ldb, cp, ldc, acc)
+			q += 2
+		default:
+			kern1x32(k, ap, rsA, psA, b, ldb, cp, ldc, acc)
+			q++
+		}
+	}
+}
 
 var hasSIMD, hasAVX512 bool // set by init from the CPU features
 
@@ -80,7 +105,10 @@ func gemmSIMD(transA, transB bool, m, n, k int, a []float32, lda int, b []float3
 		return
 	}
 	workers := runtime.GOMAXPROCS(0)
-	if workers == 1 || m*n*k < parallelMACs {
+	// Up to two micro-panels of rows (a sampling step) stay on one core:
+	// splitting the columns packed A twice and cost a hand-off, measured
+	// 20–40% slower on 16×256×256 here, and made sampling slower overall.
+	if workers == 1 || m*n*k < parallelMACs || m <= 2*mk.mr {
 		blocked(mk, transA, transB, 0, m, 0, n, n, k, a, lda, b, ldb, c, ldc, accumulate)
 		return
 	}
@@ -141,16 +169,22 @@ func blocked(mk microKernel, transA, transB bool, lo, hi, jlo, jhi, n, k int, a 
 			mc := min(mcBlock, hi-i0)
 			// A transposed A holds each micro-panel's mr values per p
 			// contiguously already: its full panels are read in place
-			// (measured 1.3–1.8× faster on Xᵀ·dY than packing them), and
-			// only a partial last panel is packed, zero-padded. A row-major
-			// A is packed: reading its 8 rows in place measured slower.
-			fullRows := 0
+			// (measured 1.3–1.8× faster on Xᵀ·dY than packing them). A
+			// row-major A is packed: reading its 8 rows in place measured
+			// slower. A partial last panel is read in place by the few-row
+			// kernels where the backend has them (packing it cost a fifth of
+			// a sampling step), else packed zero-padded.
+			inPlace := 0
 			if transA {
-				fullRows = mc - mc%mr
+				inPlace = mc - mc%mr
+			}
+			packEnd := mc
+			if mk.few != nil {
+				packEnd = mc - mc%mr
 			}
 			var pa []float32
-			if fullRows < mc {
-				pa = packA(s, transA, a, lda, i0+fullRows, mc-fullRows, p0, kc, mr)
+			if inPlace < packEnd {
+				pa = packA(s, transA, a, lda, i0+inPlace, packEnd-inPlace, p0, kc, mr)
 			}
 			for j := jlo; j < jhi; j += nr {
 				var bp *float32
@@ -172,18 +206,31 @@ func blocked(mk microKernel, transA, transB bool, lo, hi, jlo, jhi, n, k int, a 
 				}
 				w := min(nr, jhi-j)
 				for r0 := 0; r0 < mc; r0 += mr {
-					ap, stride := &a[0], lda
-					if r0 < fullRows {
-						ap = &a[p0*lda+i0+r0]
+					valid := min(mr, mc-r0)
+					if r0 >= packEnd {
+						off, rs, ps := (i0+r0)*lda+p0, lda, 1
+						if transA {
+							off, rs, ps = p0*lda+i0+r0, 1, lda
+						}
+						if w == nr {
+							mk.few(valid, kc, a, off, rs, ps, bp, ldbp, c, (i0+r0)*ldc+j, ldc, acc)
+							continue
+						}
+						mk.few(valid, kc, a, off, rs, ps, bp, ldbp, tile, 0, nr, 0)
 					} else {
-						ap, stride = &pa[(r0-fullRows)*kc], mr
+						ap, stride := &a[0], lda
+						if r0 < inPlace {
+							ap = &a[p0*lda+i0+r0]
+						} else {
+							ap, stride = &pa[(r0-inPlace)*kc], mr
+						}
+						if w == nr && valid == mr {
+							mk.run(kc, ap, stride, bp, ldbp, &c[(i0+r0)*ldc+j], ldc, acc)
+							continue
+						}
+						mk.run(kc, ap, stride, bp, ldbp, &tile[0], nr, 0)
 					}
-					if w == nr && r0+mr <= mc {
-						mk.run(kc, ap, stride, bp, ldbp, &c[(i0+r0)*ldc+j], ldc, acc)
-						continue
-					}
-					mk.run(kc, ap, stride, bp, ldbp, &tile[0], nr, 0)
-					for r := range min(mr, mc-r0) {
+					for r := range valid {
 						crow := c[(i0+r0+r)*ldc+j : (i0+r0+r)*ldc+j+w]
 						t := tile[r*nr : r*nr+w]
 						if acc == 0 {

@@ -102,6 +102,75 @@ func testGemmMatchesReference(t *testing.T) {
 	}
 }
 
+// TestGemmPartialPanels covers the row counts that leave a partial
+// micro-panel (AVX-512: 1–4 rows run on the few-row kernels, 5–7 on the
+// padded full one), with full and partial column panels and more than one
+// k block, so that a later block accumulates onto the first.
+func TestGemmPartialPanels(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, be := range Available() {
+		prev := Use(be)
+		for _, m := range []int{1, 2, 4, 5, 7, 9, 10, 12, 20, 23} {
+			for _, n := range []int{32, 40, 64, 256} {
+				for _, k := range []int{256, 300, 600} {
+					for _, tA := range []bool{false, true} {
+						ra, ca := m, k
+						if tA {
+							ra, ca = k, m
+						}
+						a := randSlice(r, ra*ca)
+						b := randSlice(r, k*n)
+						for _, acc := range []bool{false, true} {
+							c := randSlice(r, m*n)
+							want := append([]float32(nil), c...)
+							refGemm(tA, false, m, n, k, a, ca, b, n, want, n, acc)
+							Gemm(tA, false, m, n, k, a, ca, b, n, c, n, acc)
+							for i, w := range want {
+								if math.Abs(float64(c[i]-w)) > 1e-4*math.Sqrt(float64(k))*(1+math.Abs(float64(w))) {
+									Use(prev)
+									t.Fatalf("%s: tA=%v %dx%dx%d acc=%v: C[%d,%d] = %v, want %v", be, tA, m, n, k, acc, i/n, i%n, c[i], w)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+		Use(prev)
+	}
+}
+
+// TestGemmRowsIndependentOfBatch checks that a row of X·W comes out bit for
+// bit the same whether it is computed alone or among other rows: reusing the
+// sampling pass's activations (few rows per step) for the training pass
+// (many rows) is exact only then.
+func TestGemmRowsIndependentOfBatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, be := range Available() {
+		prev := Use(be)
+		for _, k := range []int{64, 300} {
+			const m, n = 23, 256
+			a := randSlice(r, m*k)
+			b := randSlice(r, k*n)
+			all := make([]float32, m*n)
+			Gemm(false, false, m, n, k, a, k, b, n, all, n, false)
+			for _, rows := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16} {
+				part := make([]float32, rows*n)
+				for i0 := 0; i0+rows <= m; i0 += rows {
+					Gemm(false, false, rows, n, k, a[i0*k:], k, b, n, part, n, false)
+					for q, v := range part {
+						if w := all[i0*n+q]; v != w {
+							Use(prev)
+							t.Fatalf("%s k=%d: row %d computed in %d rows = %v, among %d rows = %v", be, k, i0+q/n, rows, v, m, w)
+						}
+					}
+				}
+			}
+		}
+		Use(prev)
+	}
+}
+
 func TestGemmPanicsOnShortSlice(t *testing.T) {
 	defer func() {
 		if recover() == nil {
