@@ -3,6 +3,8 @@ package nn
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/gfngo/gfn/internal/kernel"
 )
 
 // Param is a trainable tensor with its gradient.
@@ -39,9 +41,7 @@ func ZeroGrad(ps []*Param) {
 func GradNorm(ps []*Param) float64 {
 	var s float64
 	for _, p := range ps {
-		for _, g := range p.Grad {
-			s += float64(g) * float64(g)
-		}
+		s += kernel.SumSquares(p.Grad)
 	}
 	return math.Sqrt(s)
 }

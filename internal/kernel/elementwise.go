@@ -134,3 +134,30 @@ func GELUGrad(d, z []float32) {
 // normCDF is Φ(v), through erfc so that the negative tail keeps its
 // relative accuracy.
 func normCDF(v float64) float64 { return 0.5 * math.Erfc(-v/math.Sqrt2) }
+
+// SumSquares returns Σ float64(x[i])², in float64 (a gradient norm's sum).
+// The vector path keeps 16 lane sums; the Go path sums in the same order,
+// so every backend returns the same bits.
+func SumSquares(x []float32) float64 {
+	var lanes [16]float64
+	n := len(x) &^ 15
+	if useSIMD() && n > 0 {
+		sumSq16(&x[0], n, &lanes)
+	} else {
+		for i := 0; i < n; i += 16 {
+			v := (*[16]float32)(x[i : i+16])
+			for l, f := range v {
+				lanes[l] += float64(f) * float64(f)
+			}
+		}
+	}
+	var v [4]float64
+	for l := range v {
+		v[l] = (lanes[l] + lanes[4+l]) + (lanes[8+l] + lanes[12+l])
+	}
+	s := (v[0] + v[2]) + (v[1] + v[3])
+	for _, f := range x[n:] {
+		s += float64(f) * float64(f)
+	}
+	return s
+}

@@ -27,3 +27,6 @@ func biasGELU8(y, z, b *float32, n int)
 
 //go:noescape
 func geluGrad8(d, z *float32, n int)
+
+//go:noescape
+func sumSq16(x *float32, n int, lanes *[16]float64)

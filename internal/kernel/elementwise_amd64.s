@@ -228,3 +228,40 @@ dotSum:
 	VMOVSS       X0, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func sumSq16(x *float32, n int, lanes *[16]float64)
+// Lane sums of float64(x[i])² for n a multiple of 16: lane 4j+l holds the
+// elements i ≡ 4j+l (mod 16). Four YMM accumulators of four doubles break
+// the add latency chain; squares of float32 values are exact in float64, so
+// FMA and a separate multiply-add agree.
+TEXT ·sumSq16(SB), NOSPLIT, $0-24
+	MOVQ   x+0(FP), SI
+	MOVQ   n+8(FP), CX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	SHRQ   $4, CX
+	JEQ    ssDone
+
+ssLoop:
+	VCVTPS2PD   (SI), Y4
+	VCVTPS2PD   16(SI), Y5
+	VCVTPS2PD   32(SI), Y6
+	VCVTPS2PD   48(SI), Y7
+	VFMADD231PD Y4, Y4, Y0
+	VFMADD231PD Y5, Y5, Y1
+	VFMADD231PD Y6, Y6, Y2
+	VFMADD231PD Y7, Y7, Y3
+	ADDQ        $64, SI
+	DECQ        CX
+	JNE         ssLoop
+
+ssDone:
+	MOVQ    lanes+16(FP), DI
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	VZEROUPPER
+	RET

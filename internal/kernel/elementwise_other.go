@@ -20,3 +20,5 @@ func dot8(x, y *float32, n int) float32 { panic("unreachable") }
 
 func biasGELU8(y, z, b *float32, n int) { panic("unreachable") }
 func geluGrad8(d, z *float32, n int)    { panic("unreachable") }
+
+func sumSq16(x *float32, n int, lanes *[16]float64) { panic("unreachable") }

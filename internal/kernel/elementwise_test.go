@@ -89,6 +89,34 @@ func TestAdamBackendsAgree(t *testing.T) {
 	_ = r
 }
 
+// TestSumSquares checks the sum of squares against a plain float64 loop and
+// that every backend returns the same bits (a gradient norm decides
+// clipping, so the backends must not disagree on it).
+func TestSumSquares(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	for _, n := range []int{0, 1, 15, 16, 17, 100, 4099} {
+		x := randSlice(r, n)
+		var want float64
+		for _, v := range x {
+			want += float64(v) * float64(v)
+		}
+		var first float64
+		for i, be := range Available() {
+			prev := Use(be)
+			got := SumSquares(x)
+			Use(prev)
+			if math.Abs(got-want) > 1e-12*(1+want) {
+				t.Errorf("%s n=%d: %v, want %v", be, n, got, want)
+			}
+			if i == 0 {
+				first = got
+			} else if got != first {
+				t.Errorf("%s n=%d: %v, the %s backend gives %v", be, n, got, Available()[0], first)
+			}
+		}
+	}
+}
+
 // TestGELU checks the fused GELU and its gradient on every backend against
 // float64 math.Erfc, in relative error (the negative tail is tiny, and the
 // approximation keeps its relative accuracy there), on a sweep from -40 to
@@ -178,6 +206,7 @@ func BenchmarkElementwise(b *testing.B) {
 		{"BiasGELU", func() { copy(y, y0); BiasGELU(y, z, bias) }},
 		{"GELUGrad", func() { GELUGrad(d, y0) }},
 		{"Adam", func() { Adam(y, d, m, v, c) }},
+		{"SumSquares", func() { _ = SumSquares(d) }},
 	} {
 		b.Run(k.name, func(b *testing.B) {
 			for b.Loop() {
