@@ -3,11 +3,15 @@
 // (SIMD assembly) replace the portable Go loops without touching the layers.
 //
 // All matrices are row-major. Gemm splits large products across the
-// available cores; small ones run on the calling goroutine.
+// available cores; small ones, and any of at most two micro-panels of rows
+// (a sampling step), run on the calling goroutine. A row of a product comes
+// out with the same bits whatever the other rows are, so activations
+// recorded while sampling equal those of a full training pass.
 //
 // The element-wise kernels fuse what a layer does around its product: bias
 // and LeakyReLU or GELU (forward, and backward from the saved output or
-// pre-activation), and the Adam update. On amd64 they run 8 lanes at a time
+// pre-activation), the Adam update, and the float64 sum of squares of a
+// gradient norm. On amd64 they run 8 lanes at a time
 // with AVX2+FMA; the portable versions are the reference they are tested
 // against.
 package kernel
