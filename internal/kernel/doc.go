@@ -4,9 +4,9 @@
 //
 // All matrices are row-major. Gemm splits large products across the
 // available cores; small ones, and any of at most two micro-panels of rows
-// (a sampling step), run on the calling goroutine. A row of a product comes
-// out with the same bits whatever the other rows are, so activations
-// recorded while sampling equal those of a full training pass.
+// (a sampling step), run on the calling goroutine. A row of X·W with 16 or
+// more columns comes out with the same bits whatever the other rows are, so
+// hidden activations recorded while sampling equal a full training pass's.
 //
 // The element-wise kernels fuse what a layer does around its product: bias
 // and LeakyReLU or GELU (forward, and backward from the saved output or
