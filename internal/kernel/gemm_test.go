@@ -103,9 +103,9 @@ func testGemmMatchesReference(t *testing.T) {
 }
 
 // TestGemmPartialPanels covers the row counts that leave a partial
-// micro-panel (AVX-512: 1–4 rows run on the few-row kernels, 5–7 on the
-// padded full one), with full and partial column panels and more than one
-// k block, so that a later block accumulates onto the first.
+// micro-panel (AVX-512: read in place by the 4-, 2- and 1-row kernels; AVX2:
+// packed and zero-padded), with full and partial column panels and more than
+// one k block, so that a later block accumulates onto the first.
 func TestGemmPartialPanels(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, be := range Available() {
