@@ -25,6 +25,31 @@ func kern2x32(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, 
 //go:noescape
 func kern1x32(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
 
+// kern1w … kern7w cover 1…7 rows over wideCols(r) contiguous columns of an
+// in-place B (gen_few.go): with a single 32-column panel, one or two rows
+// have too few accumulators to hide the FMA latency.
+//
+//go:noescape
+func kern1w(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
+
+//go:noescape
+func kern2w(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
+
+//go:noescape
+func kern3w(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
+
+//go:noescape
+func kern4w(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
+
+//go:noescape
+func kern5w(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
+
+//go:noescape
+func kern6w(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
+
+//go:noescape
+func kern7w(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
+
 func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		backend = backendAVX2

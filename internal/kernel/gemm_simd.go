@@ -29,13 +29,34 @@ type microKernel struct {
 	// distinct states would otherwise pay for a packed micro-panel of mostly
 	// zero rows.
 	few func(r, k int, a []float32, off, rsA, psA int, b *float32, ldb int, c []float32, coff, ldc, acc int)
+	// wide, when set, holds for r < mr rows a kernel over wideCols(r)
+	// columns of a row-major B read in place (same arguments as the few-row
+	// kernels' pointers): a sampling step's product is then one pass with
+	// enough accumulators, where the 32-column few kernels of one or two
+	// rows were bound by the FMA latency.
+	wide []wideKernel
+}
+
+type wideKernel func(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
+
+// wideCols is the column width of the r-row wide kernel; it must agree with
+// wideZMM in gen_few.go.
+func wideCols(r int) int {
+	switch {
+	case r <= 2:
+		return 128
+	case r <= 5:
+		return 64
+	}
+	return 32
 }
 
 var (
-	avx512Kernel = microKernel{8, 32, kern8x32, few8x32}
+	avx512Kernel = microKernel{8, 32, kern8x32, few8x32,
+		[]wideKernel{nil, kern1w, kern2w, kern3w, kern4w, kern5w, kern6w, kern7w}}
 	avx2Kernel   = microKernel{4, 16, func(k int, a *float32, psA int, b *float32, ldb int, c *float32, ldc int, acc int) {
 		kern4x16(k, a, 1, psA, b, ldb, c, ldc, acc)
-	}, nil}
+	}, nil, nil}
 )
 
 // few8x32 covers r < 8 rows with the 4-, 2- and 1-row AVX-512 kernels.
@@ -186,6 +207,27 @@ func blocked(mk microKernel, transA, transB bool, lo, hi, jlo, jhi, n, k int, a 
 			if inPlace < packEnd {
 				pa = packA(s, transA, a, lda, i0+inPlace, packEnd-inPlace, p0, kc, mr)
 			}
+			// The partial panel's rows over an in-place B: wide kernels up
+			// to wideEnd, the per-panel few kernels after it.
+			wideEnd := jlo
+			if tail := mc - packEnd; tail > 0 && mk.wide != nil && !transB {
+				cols := wideCols(tail)
+				wideEnd += (min(jhi, n) - jlo) / cols * cols
+				off, rs, ps := (i0+packEnd)*lda+p0, lda, 1
+				if transA {
+					off, rs, ps = p0*lda+i0+packEnd, 1, lda
+				}
+				if wideEnd > jlo {
+					// The kernel reads A up to row tail-1 and p = kc-1, and
+					// writes C up to row tail-1, column wideEnd-1.
+					_ = a[off+(tail-1)*rs+(kc-1)*ps]
+					_ = b[(p0+kc-1)*ldb+wideEnd-1]
+					_ = c[(i0+mc-1)*ldc+wideEnd-1]
+				}
+				for j := jlo; j < wideEnd; j += cols {
+					mk.wide[tail](kc, &a[off], rs, ps, &b[p0*ldb+j], ldb, &c[(i0+packEnd)*ldc+j], ldc, acc)
+				}
+			}
 			for j := jlo; j < jhi; j += nr {
 				var bp *float32
 				ldbp := nr
@@ -208,6 +250,9 @@ func blocked(mk microKernel, transA, transB bool, lo, hi, jlo, jhi, n, k int, a 
 				for r0 := 0; r0 < mc; r0 += mr {
 					valid := min(mr, mc-r0)
 					if r0 >= packEnd {
+						if j < wideEnd {
+							continue
+						}
 						off, rs, ps := (i0+r0)*lda+p0, lda, 1
 						if transA {
 							off, rs, ps = p0*lda+i0+r0, 1, lda

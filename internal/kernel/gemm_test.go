@@ -110,8 +110,10 @@ func TestGemmPartialPanels(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, be := range Available() {
 		prev := Use(be)
-		for _, m := range []int{1, 2, 4, 5, 7, 9, 10, 12, 20, 23} {
-			for _, n := range []int{32, 40, 64, 256} {
+		for _, m := range []int{1, 2, 3, 4, 5, 6, 7, 9, 10, 12, 13, 15, 20, 23} {
+			// 96, 160 and 200 leave columns past the wide kernels' last
+			// full stretch (200 also a partial panel).
+			for _, n := range []int{32, 40, 64, 96, 160, 200, 256} {
 				for _, k := range []int{256, 300, 600} {
 					for _, tA := range []bool{false, true} {
 						ra, ca := m, k
@@ -148,13 +150,14 @@ func TestGemmRowsIndependentOfBatch(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, be := range Available() {
 		prev := Use(be)
-		for _, k := range []int{64, 300} {
-			const m, n = 23, 256
+		for _, kn := range [][2]int{{64, 256}, {300, 256}, {256, 224}} {
+			k, n := kn[0], kn[1]
+			const m = 23
 			a := randSlice(r, m*k)
 			b := randSlice(r, k*n)
 			all := make([]float32, m*n)
 			Gemm(false, false, m, n, k, a, k, b, n, all, n, false)
-			for _, rows := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16} {
+			for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 14, 16} {
 				part := make([]float32, rows*n)
 				for i0 := 0; i0+rows <= m; i0 += rows {
 					Gemm(false, false, rows, n, k, a[i0*k:], k, b, n, part, n, false)
@@ -200,10 +203,11 @@ func benchGemm(b *testing.B, tA, tB bool, m, n, k int) {
 	b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
-// BenchmarkGemm covers the shapes plus 4×256×256: a late sampling
-// step, where a handful of distinct states is left (a partial micro-panel).
+// BenchmarkGemm covers the shapes plus 1, 4 and 13×256×256: late
+// sampling steps, where a handful of distinct states is left (a partial
+// micro-panel, alone or after a full one).
 func BenchmarkGemm(b *testing.B) {
-	shapes := [][3]int{{4096, 256, 256}, {16, 256, 256}, {4, 256, 256}, {300, 64, 64}}
+	shapes := [][3]int{{4096, 256, 256}, {16, 256, 256}, {4, 256, 256}, {1, 256, 256}, {13, 256, 256}, {300, 64, 64}}
 	for _, s := range shapes {
 		for _, tr := range []struct {
 			name   string
