@@ -54,7 +54,7 @@ func wideCols(r int) int {
 var (
 	avx512Kernel = microKernel{8, 32, kern8x32, few8x32,
 		[]wideKernel{nil, kern1w, kern2w, kern3w, kern4w, kern5w, kern6w, kern7w}}
-	avx2Kernel   = microKernel{4, 16, func(k int, a *float32, psA int, b *float32, ldb int, c *float32, ldc int, acc int) {
+	avx2Kernel = microKernel{4, 16, func(k int, a *float32, psA int, b *float32, ldb int, c *float32, ldc int, acc int) {
 		kern4x16(k, a, 1, psA, b, ldb, c, ldc, acc)
 	}, nil, nil}
 )
