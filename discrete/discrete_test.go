@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gfngo/gfn/discrete"
@@ -224,16 +225,92 @@ func TestSteadyStateSamplingDoesNotAllocate(t *testing.T) {
 	for range 20 { // warm up the buffers to their high-water mark
 		s.Forward(m, 16, discrete.SampleOptions{Eps: 1}, rng, &tr)
 	}
-	for _, rec := range []bool{false, true} {
-		opt := discrete.SampleOptions{Eps: 1, Record: rec}
+	other := discrete.NewMLPModel(g, "o", []int{32, 32}, rng)
+	for _, opt := range []discrete.SampleOptions{{Eps: 1}, {Eps: 1, Record: true}, {Eps: 1, Record: true, Companion: other}} {
 		for range 20 {
 			s.Forward(m, 16, opt, rng, &tr)
 		}
 		allocs := testing.AllocsPerRun(20, func() { s.Forward(m, 16, opt, rng, &tr) })
 		if allocs > 0.5 {
-			t.Errorf("record=%v: %.1f allocations per batch in steady state", rec, allocs)
+			t.Errorf("record=%v companion=%v: %.1f allocations per batch in steady state", opt.Record, opt.Companion != nil, allocs)
 		}
 	}
+}
+
+// countingModel counts forward passes.
+type countingModel struct {
+	*discrete.MLPModel
+	forwards atomic.Int64
+}
+
+func (c *countingModel) Forward(states []int32, rows int) *nn.Matrix {
+	c.forwards.Add(1)
+	return c.MLPModel.Forward(states, rows)
+}
+
+// A companion's passes recorded while another model samples serve TB with
+// no forward pass of its own, and give the same bits as a fresh pass: same
+// δ, same loss, same gradients. Batches long enough to fill several chunks
+// and short ones are both covered.
+func TestCompanionRecordingMatchesRecomputed(t *testing.T) {
+	// 16 trajectories on a small grid: one chunk, fewer rows than a
+	// micro-panel. 400 uniformly random ones on a larger 3-d grid:
+	// hundreds of distinct states, many chunks and a short last one.
+	for _, tc := range []struct{ d, h, n int }{{2, 4, 16}, {3, 20, 400}} {
+		h, n := tc.h, tc.n
+		g := grid(t, tc.d, h)
+		rng := rand.New(rand.NewPCG(21, uint64(h)))
+		m := discrete.NewMLPModel(g, "m", []int{32, 32}, rng)
+		c := &countingModel{MLPModel: discrete.NewMLPModel(g, "c", []int{32, 32}, rng)}
+		logZ := nn.NewParam("logZ")
+		s := discrete.NewSampler(g)
+		var tr discrete.Trajectories
+		s.Forward(m, n, discrete.SampleOptions{Record: true, Eps: 1, Companion: c}, rng, &tr)
+		if tr.CompanionBy != c || tr.NumTransitions() == 0 {
+			t.Fatalf("H=%d: the companion did not record", h)
+		}
+		if n == 400 && tr.NumTransitions() < 1000 {
+			t.Fatalf("only %d transitions; the test wants many chunks", tr.NumTransitions())
+		}
+		logR := make([]float64, tr.Len())
+		g.LogReward(tr.Final, tr.Len(), logR)
+		grads := func() ([]float32, float64, []float64) {
+			var tb discrete.TB
+			nn.ZeroGrad(append(c.Params(), logZ))
+			d := make([]float64, tr.Len())
+			loss := tb.Loss(g, c, logZ, &tr, logR, d, true)
+			var all []float32
+			for _, p := range append(c.Params(), logZ) {
+				all = append(all, p.Grad...)
+			}
+			return all, loss, d
+		}
+		before := c.forwards.Load()
+		g1, l1, d1 := grads() // uses the companion's recording
+		if n := c.forwards.Load() - before; n != 0 {
+			t.Errorf("H=%d: TB ran the companion %d times; its recording should serve", h, n)
+		}
+		g2, l2, d2 := grads() // the generation moved on: recomputes
+		if c.forwards.Load() == before {
+			t.Fatalf("H=%d: the second TB pass did not recompute", h)
+		}
+		if l1 != l2 || !slices.Equal(d1, d2) || !slices.Equal(g1, g2) {
+			t.Errorf("H=%d: recorded and recomputed passes differ: loss %v vs %v", h, l1, l2)
+		}
+	}
+}
+
+func TestCompanionMustDifferFromSampler(t *testing.T) {
+	g := grid(t, 2, 4)
+	rng := rand.New(rand.NewPCG(1, 2))
+	m := discrete.NewMLPModel(g, "m", []int{8}, rng)
+	defer func() {
+		if recover() == nil {
+			t.Error("sampling with itself as companion did not panic")
+		}
+	}()
+	var tr discrete.Trajectories
+	discrete.NewSampler(g).Forward(m, 2, discrete.SampleOptions{Record: true, Companion: m}, rng, &tr)
 }
 
 // TB on a batch recorded while sampling must equal TB with a fresh forward

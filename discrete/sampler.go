@@ -3,6 +3,7 @@ package discrete
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 )
 
 // SampleOptions shape the behaviour policy of forward sampling.
@@ -15,6 +16,13 @@ type SampleOptions struct {
 	// Record asks a Recorder model to keep its forward passes, so that
 	// TB on this batch with the same model reuses them.
 	Record bool
+	// Companion, with Record, is a second Recorder (another agent that
+	// trains on this batch) run on the same states at every step on
+	// another goroutine while the sampling model works, its passes
+	// recorded too: TB with it on this batch then needs no forward pass
+	// of its own. It must not be the sampling model, and the
+	// environment's Features must be safe for concurrent use.
+	Companion Recorder
 }
 
 // Sampler draws trajectories forward from a model or backward with the
@@ -37,6 +45,75 @@ type Sampler struct {
 	ids      []int32
 	ustates  []int32
 	finished []int32
+	comp     *companion
+}
+
+// companion runs a second model on the sampler's distinct states on its
+// own goroutine. Steps are gathered into chunks of at least chunkRows rows:
+// fewer hand-offs between the goroutines, and larger products. (Rows of
+// a pass do not depend on which other rows share it, so the chunking does
+// not change the result.) The chunks go through a ring of reused buffers,
+// so steady-state sampling allocates nothing.
+type companion struct {
+	model Recorder      // set before each batch's first job
+	ring  [4][]int32    // chunk inputs
+	rows  [4]int        // their row counts
+	slot  int           // the chunk being filled, -1 if none
+	free  chan int      // ring slots the sampler may fill
+	work  chan int      // filled slots, or -1 at the end of a batch
+	done  chan struct{} // the worker has run every job of the batch
+}
+
+const chunkRows = 64
+
+func newCompanion() *companion {
+	c := &companion{slot: -1, free: make(chan int, 4), work: make(chan int, 4), done: make(chan struct{})}
+	for i := range c.ring {
+		c.free <- i
+	}
+	// The worker holds only c, never the Sampler: once the Sampler is
+	// collected its cleanup closes work and the worker exits.
+	go c.run()
+	return c
+}
+
+func (c *companion) run() {
+	for slot := range c.work {
+		if slot < 0 {
+			c.done <- struct{}{}
+			continue
+		}
+		c.model.Forward(c.ring[slot], c.rows[slot])
+		c.free <- slot
+	}
+}
+
+// add queues one step's distinct states (rows of them).
+func (c *companion) add(states []int32, rows int) {
+	if c.slot < 0 {
+		c.slot = <-c.free
+		c.ring[c.slot] = c.ring[c.slot][:0]
+		c.rows[c.slot] = 0
+	}
+	c.ring[c.slot] = append(c.ring[c.slot], states...)
+	c.rows[c.slot] += rows
+	if c.rows[c.slot] >= chunkRows {
+		c.flush()
+	}
+}
+
+func (c *companion) flush() {
+	if c.slot >= 0 {
+		c.work <- c.slot
+		c.slot = -1
+	}
+}
+
+// wait returns once every queued step has run.
+func (c *companion) wait() {
+	c.flush()
+	c.work <- -1
+	<-c.done
 }
 
 // NewSampler returns a sampler for env.
@@ -94,8 +171,21 @@ func (s *Sampler) forward(m Model, starts []int32, n int, opt SampleOptions, rng
 	if !opt.Record {
 		rec = nil
 	}
+	var comp *companion
 	if rec != nil {
 		rec.StartRecording()
+		if opt.Companion != nil {
+			if opt.Companion == rec {
+				panic("discrete: the companion model is the sampling model")
+			}
+			if s.comp == nil {
+				s.comp = newCompanion()
+				runtime.AddCleanup(s, func(work chan int) { close(work) }, s.comp.work)
+			}
+			comp = s.comp
+			comp.model = opt.Companion
+			opt.Companion.StartRecording()
+		}
 	}
 	base := 0 // recorded rows so far
 	for rows := n; rows > 0; {
@@ -106,6 +196,9 @@ func (s *Sampler) forward(m Model, starts []int32, n int, opt SampleOptions, rng
 		s.ustates = s.ustates[:0]
 		for _, r := range rep {
 			s.ustates = append(s.ustates, s.cur[int(r)*w:int(r+1)*w]...)
+		}
+		if comp != nil {
+			comp.add(s.ustates, len(rep))
 		}
 		logits := m.Forward(s.ustates, len(rep))
 		next := 0
@@ -137,6 +230,12 @@ func (s *Sampler) forward(m Model, starts []int32, n int, opt SampleOptions, rng
 		out.add(env, s.trS[b], s.trA[b], s.final[b*w:(b+1)*w], s.logpf[b])
 	}
 	out.Finished = append(out.Finished, s.finished...)
+	if comp != nil {
+		comp.wait()
+		_, out.CompanionGen = comp.model.StopRecording()
+		out.CompanionBy = comp.model
+		comp.model = nil
+	}
 	if rec != nil {
 		out.RecLogits, out.RecGen = rec.StopRecording()
 		out.RecBy = rec

@@ -33,6 +33,11 @@ type Trajectories struct {
 	RecBy     Recorder
 	RecGen    uint64
 	RecLogits *nn.Matrix
+	// CompanionBy and CompanionGen are set when SampleOptions.Companion
+	// recorded its passes too: the same rows (Rec), valid while its
+	// generation is still CompanionGen.
+	CompanionBy  Recorder
+	CompanionGen uint64
 
 	scratchS, scratchA []int32
 }
@@ -40,7 +45,11 @@ type Trajectories struct {
 // recorded reports whether TB may reuse m's recorded pass for this batch.
 func (t *Trajectories) recorded(m Model) bool {
 	r, ok := m.(Recorder)
-	return ok && t.RecBy == r && len(t.Rec) == len(t.Actions) && r.Generation() == t.RecGen
+	if !ok || len(t.Rec) != len(t.Actions) {
+		return false
+	}
+	return t.RecBy == r && r.Generation() == t.RecGen ||
+		t.CompanionBy == r && r.Generation() == t.CompanionGen
 }
 
 // Len is the number of trajectories.
@@ -66,6 +75,7 @@ func (t *Trajectories) Reset(stateLen int) {
 	t.States, t.Actions, t.Final = t.States[:0], t.Actions[:0], t.Final[:0]
 	t.LogPB, t.LogPFBehaviour = t.LogPB[:0], t.LogPFBehaviour[:0]
 	t.Rec, t.RecBy, t.RecLogits = t.Rec[:0], nil, nil
+	t.CompanionBy = nil
 	t.Finished = t.Finished[:0]
 }
 
@@ -87,6 +97,7 @@ func (t *Trajectories) add(env Env, states, actions []int32, final []int32, logP
 // Append adds every trajectory of o to t (t loses any recording).
 func (t *Trajectories) Append(o *Trajectories) {
 	t.Rec, t.RecBy, t.RecLogits = t.Rec[:0], nil, nil
+	t.CompanionBy = nil
 	base := len(t.Actions)
 	t.States = append(t.States, o.States...)
 	t.Actions = append(t.Actions, o.Actions...)

@@ -310,3 +310,36 @@ func TestBufferPairing(t *testing.T) {
 		}
 	}
 }
+
+// Running the other agent beside the sampling (the companion) changes where
+// its forward pass happens, not what it computes: a Teacher run with it
+// ends with the same bits as one without.
+func TestCompanionLeavesTrainingUnchanged(t *testing.T) {
+	// Batches of 128 on a 3-d grid: the full passes (hundreds of distinct
+	// states) and the companion's chunks take different product paths.
+	g, _ := hypergrid.New(3, 20, hypergrid.Deceptive)
+	params := func(noCompanion bool) []float32 {
+		cfg := DefaultConfig()
+		cfg.Hidden = []int{64, 64}
+		cfg.Batch = 128
+		tr, err := New(g, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.noCompanion = noCompanion
+		for range 10 {
+			if _, err := tr.Iterate(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var all []float32
+		for _, p := range append(tr.Student.Params(), tr.Teacher.Params()...) {
+			all = append(all, p.Value...)
+		}
+		return all
+	}
+	with, without := params(false), params(true)
+	if !slices.Equal(with, without) {
+		t.Error("parameters differ with and without the companion pass")
+	}
+}

@@ -99,6 +99,9 @@ type Trainer struct {
 	ls        lsState
 	db        dbState
 	gafn      *gafnState
+	// noCompanion turns off the other agent's forward pass during
+	// sampling (tests compare the two).
+	noCompanion bool
 }
 
 // Iteration reports what one Iterate call did.
@@ -205,6 +208,15 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		// on this batch then reuses them instead of recomputing.
 		opt := discrete.SampleOptions{Eps: cfg.Eps, Temperature: cfg.Temperature,
 			Record: cfg.Objective == ObjectiveTB && cfg.Method != MethodGAFN}
+		if opt.Record && t.Teacher != nil && !t.noCompanion {
+			// The other agent trains on this batch too: its forward pass
+			// runs beside the sampling, on the core sampling leaves idle.
+			other := t.Teacher
+			if role == 'T' {
+				other = t.Student
+			}
+			opt.Companion, _ = other.Model.(discrete.Recorder)
+		}
 		t.sampler.Forward(behaviour.Model, cfg.Batch, opt, t.rng, &t.batch)
 		if err := t.rewards(&t.batch, &t.logR); err != nil {
 			return it, err

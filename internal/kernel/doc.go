@@ -4,9 +4,11 @@
 //
 // All matrices are row-major. Gemm splits large products across the
 // available cores; small ones, and any of at most two micro-panels of rows
-// (a sampling step), run on the calling goroutine. A row of X·W with 16 or
-// more columns comes out with the same bits whatever the other rows are, so
-// hidden activations recorded while sampling equal a full training pass's.
+// (a sampling step), run on the calling goroutine. A row of X·W (A not
+// transposed) comes out with the same bits whatever the other rows are:
+// wide outputs through kernels that sum each element in k order, narrow
+// ones (a policy's logits) as dot products. So a network's passes recorded
+// step by step while sampling equal one training pass over the batch.
 //
 // The element-wise kernels fuse what a layer does around its product: bias
 // and LeakyReLU or GELU (forward, and backward from the saved output or

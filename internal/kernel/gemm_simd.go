@@ -100,15 +100,18 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 func gemmSIMD(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
 	mk := backend.micro()
-	if n < mk.nr/2 && m < mk.nr {
-		// Tiny and narrow (a sampling step's logits): packing would cost
-		// more than the product.
+	if n < mk.nr/2 && (m < mk.nr || !transA) {
+		// Narrow outputs of X·W (a policy's few logits) as dot products:
+		// for a sampling step packing would cost more than the product,
+		// and for every m a row's logits then come out with the same bits
+		// whatever other rows share the product, so a model's passes
+		// recorded step by step equal one pass over the whole batch.
 		tinyNarrow(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
 		return
 	}
 	if n < mk.nr/2 {
-		// Narrow outputs (a policy's few logits) would leave most of the
-		// micro-kernel idle: compute Cᵀ = op(B)ᵀ·op(A)ᵀ, which is wide.
+		// Narrow outputs of Aᵀ·B (a policy head's weight gradient) would
+		// leave most of the micro-kernel idle: compute Cᵀ = op(B)ᵀ·op(A)ᵀ, which is wide.
 		buf := packPool.Get().(*[]float32)
 		defer packPool.Put(buf)
 		ct := growF32(buf, n*m)

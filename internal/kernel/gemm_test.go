@@ -150,9 +150,10 @@ func TestGemmRowsIndependentOfBatch(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, be := range Available() {
 		prev := Use(be)
-		for _, kn := range [][2]int{{64, 256}, {300, 256}, {256, 224}} {
+		// n = 3 and 5: a policy head's logits.
+		for _, kn := range [][2]int{{64, 256}, {300, 256}, {256, 224}, {256, 3}, {300, 5}} {
 			k, n := kn[0], kn[1]
-			const m = 23
+			const m = 40 // above a micro-panel width, so narrow outputs are not "tiny"
 			a := randSlice(r, m*k)
 			b := randSlice(r, k*n)
 			all := make([]float32, m*n)
