@@ -22,6 +22,9 @@ type TB struct {
 	groups  Groups
 	keep    []int32
 	ustates []int32
+	order   []int32 // transitions by step, then trajectory
+	ordered []int32 // their states in that order
+	ids     []int32 // distinct-state id of each, in that order
 	narrow  nn.Matrix
 	dwide   nn.Matrix
 	width   int // columns of the model's output
@@ -29,33 +32,48 @@ type TB struct {
 
 // LogPF writes log P_F(τ) under model m for every trajectory of tr into
 // out, leaving the forward pass ready for Backward. The network runs once
-// per distinct state; when tr was sampled by m with recording and m has
-// not run since, the recorded pass is used instead of a new one (it is the
-// same computation).
+// per distinct state, the states taken in the order a forward sampler
+// meets them (by step, then by trajectory). When tr was sampled by m, or
+// with m as companion, with recording and m has not run since, the
+// recorded pass is used instead of a new one: it is the same computation,
+// in the same row order whenever no state recurs at a later step, and then
+// needs not even a copy.
 func (tb *TB) LogPF(env Env, m Model, tr *Trajectories, out []float64) {
 	T, na, w := tr.NumTransitions(), env.NumActions(), tr.StateLen
 	// Trajectories share states (all start at s0 and often cross): run the
 	// network once per distinct state. tb.row maps transitions to rows.
+	tb.order = stepOrder(tr, tb.order)
+	tb.ordered = growInt32(tb.ordered, T*w)
+	for i, t := range tb.order {
+		copy(tb.ordered[i*w:(i+1)*w], tr.States[int(t)*w:int(t+1)*w])
+	}
+	tb.ids = growInt32(tb.ids, T)
+	rep := tb.groups.Assign(tb.ordered, T, w, tb.ids)
 	tb.row = growInt32(tb.row, T)
-	rep := tb.groups.Assign(tr.States, T, w, tb.row)
+	for i, t := range tb.order {
+		tb.row[t] = tb.ids[i]
+	}
 	U := len(rep)
 	var logits *nn.Matrix
 	if tr.recorded(m) {
+		// The recorded rows are the distinct states of each step in this
+		// same order: exactly rep, a cheap identity for KeepRows, unless a
+		// state recurs at a later step.
 		tb.keep = tb.keep[:0]
-		for _, t := range rep {
-			tb.keep = append(tb.keep, tr.Rec[t])
+		for _, i := range rep {
+			tb.keep = append(tb.keep, tr.Rec[tb.order[i]])
 		}
 		logits = m.(Recorder).KeepRows(tb.keep)
 	} else {
 		tb.ustates = tb.ustates[:0]
-		for _, t := range rep {
-			tb.ustates = append(tb.ustates, tr.States[int(t)*w:int(t+1)*w]...)
+		for _, i := range rep {
+			tb.ustates = append(tb.ustates, tb.ordered[int(i)*w:int(i+1)*w]...)
 		}
 		logits = m.Forward(tb.ustates, U)
 	}
 	tb.mask = growBool(tb.mask, U*na)
-	for u, t := range rep {
-		env.ForwardMask(tr.States[int(t)*w:int(t+1)*w], tb.mask[u*na:(u+1)*na])
+	for u, i := range rep {
+		env.ForwardMask(tb.ordered[int(i)*w:int(i+1)*w], tb.mask[u*na:(u+1)*na])
 	}
 	tb.width = logits.Cols
 	nn.LogSoftmax(&tb.logp, Narrow(&tb.narrow, logits, na), tb.mask)
@@ -65,6 +83,24 @@ func (tb *TB) LogPF(env Env, m Model, tr *Trajectories, out []float64) {
 			s += float64(tb.logp.Data[int(tb.row[t])*na+int(tr.Actions[t])])
 		}
 		out[b] = s
+	}
+}
+
+// stepOrder lists tr's transitions by step index, then by trajectory: the
+// order in which a forward sampler produces them.
+func stepOrder(tr *Trajectories, order []int32) []int32 {
+	order = order[:0]
+	for step := 0; ; step++ {
+		any := false
+		for b := range tr.Len() {
+			if t := tr.Off[b] + step; t < tr.Off[b+1] {
+				order = append(order, int32(t))
+				any = true
+			}
+		}
+		if !any {
+			return order
+		}
 	}
 }
 

@@ -123,6 +123,9 @@ func (m *MLP) EndRecord() *Matrix {
 // have identical activations: training on one representative each, with
 // their output gradients summed, gives the same parameter gradients.
 func (m *MLP) KeepRows(rows []int32) {
+	if identity(rows, m.Output().Rows) {
+		return // every row, in order: nothing to move
+	}
 	t := &m.tape
 	if m.OneHot != nil {
 		// Alternate between two buffers: the current index list may be
@@ -164,4 +167,17 @@ func gatherRows(m *Matrix, rows []int32, scratch *Matrix) {
 		copy(scratch.Row(i), m.Row(int(r)))
 	}
 	*m, *scratch = *scratch, *m
+}
+
+// identity reports whether rows is 0, 1, …, n-1.
+func identity(rows []int32, n int) bool {
+	if len(rows) != n {
+		return false
+	}
+	for i, r := range rows {
+		if int(r) != i {
+			return false
+		}
+	}
+	return true
 }
