@@ -12,4 +12,14 @@
 // Off-policy correctness: TB always recomputes log P_F under the model being
 // trained; the behaviour policy's log-probabilities stored with a batch are
 // for diagnostics only.
+//
+// Speed without approximation: with SampleOptions.Record the sampling model
+// keeps its per-step forward passes, and with SampleOptions.Companion a
+// second model (the other agent of a Teacher–Student pair) runs on the same
+// states on another goroutine while sampling proceeds. TB on the batch then
+// reuses those passes instead of a forward pass of its own. This is exact,
+// not merely close: TB takes the distinct states in the order the sampler
+// met them, and a row's activations do not depend on which other rows
+// share a product (package kernel), so the reused pass has the same bits
+// as a fresh one (tested).
 package discrete
