@@ -237,6 +237,21 @@ func TestSteadyStateSamplingDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// tbGrads runs TB with gradients on tr and returns every parameter's
+// gradient (log Z last), the loss and δ.
+func tbGrads(env discrete.Env, m discrete.Model, logZ *nn.Param, tr *discrete.Trajectories, logR []float64) ([]float32, float64, []float64) {
+	var tb discrete.TB
+	ps := append(m.Params(), logZ)
+	nn.ZeroGrad(ps)
+	d := make([]float64, tr.Len())
+	loss := tb.Loss(env, m, logZ, tr, logR, d, true)
+	var all []float32
+	for _, p := range ps {
+		all = append(all, p.Grad...)
+	}
+	return all, loss, d
+}
+
 // countingModel counts forward passes.
 type countingModel struct {
 	*discrete.MLPModel
@@ -274,17 +289,7 @@ func TestCompanionRecordingMatchesRecomputed(t *testing.T) {
 		}
 		logR := make([]float64, tr.Len())
 		g.LogReward(tr.Final, tr.Len(), logR)
-		grads := func() ([]float32, float64, []float64) {
-			var tb discrete.TB
-			nn.ZeroGrad(append(c.Params(), logZ))
-			d := make([]float64, tr.Len())
-			loss := tb.Loss(g, c, logZ, &tr, logR, d, true)
-			var all []float32
-			for _, p := range append(c.Params(), logZ) {
-				all = append(all, p.Grad...)
-			}
-			return all, loss, d
-		}
+		grads := func() ([]float32, float64, []float64) { return tbGrads(g, c, logZ, &tr, logR) }
 		before := c.forwards.Load()
 		g1, l1, d1 := grads() // uses the companion's recording
 		if n := c.forwards.Load() - before; n != 0 {
@@ -328,17 +333,7 @@ func TestRecordedBatchMatchesRecomputed(t *testing.T) {
 	}
 	logR := make([]float64, tr.Len())
 	g.LogReward(tr.Final, tr.Len(), logR)
-	grads := func() ([]float32, float64, []float64) {
-		var tb discrete.TB
-		nn.ZeroGrad(append(m.Params(), logZ))
-		d := make([]float64, tr.Len())
-		loss := tb.Loss(g, m, logZ, &tr, logR, d, true)
-		var all []float32
-		for _, p := range append(m.Params(), logZ) {
-			all = append(all, p.Grad...)
-		}
-		return all, loss, d
-	}
+	grads := func() ([]float32, float64, []float64) { return tbGrads(g, m, logZ, &tr, logR) }
 	g1, l1, d1 := grads() // uses the recording
 	g2, l2, d2 := grads() // the generation moved on: recomputes
 	if math.Abs(l1-l2) > 1e-9 {

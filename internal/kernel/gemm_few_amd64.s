@@ -34,9 +34,9 @@ TEXT ·kern4x32(SB), NOSPLIT, $0-72
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
 	TESTQ CX, CX
-	JEQ   fstore4
+	JEQ   f4store
 
-floop4:
+f4loop:
 	VMOVUPS      (DI), Z16
 	VMOVUPS      64(DI), Z17
 	VBROADCASTSS (SI), Z18
@@ -57,45 +57,45 @@ floop4:
 	ADDQ         R14, R13
 	ADDQ         R9, DI
 	DECQ         CX
-	JNE          floop4
+	JNE          f4loop
 
-fstore4:
+f4store:
 	MOVQ    acc+64(FP), AX
 	TESTQ   AX, AX
-	JEQ     fover4
-	VADDPS  (DX), Z0, Z0
+	JEQ     f4over
+	VADDPS  0(DX), Z0, Z0
+	VMOVUPS Z0, 0(DX)
 	VADDPS  64(DX), Z1, Z1
-	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, 64(DX)
 	ADDQ    R10, DX
-	VADDPS  (DX), Z2, Z2
+	VADDPS  0(DX), Z2, Z2
+	VMOVUPS Z2, 0(DX)
 	VADDPS  64(DX), Z3, Z3
-	VMOVUPS Z2, (DX)
 	VMOVUPS Z3, 64(DX)
 	ADDQ    R10, DX
-	VADDPS  (DX), Z4, Z4
+	VADDPS  0(DX), Z4, Z4
+	VMOVUPS Z4, 0(DX)
 	VADDPS  64(DX), Z5, Z5
-	VMOVUPS Z4, (DX)
 	VMOVUPS Z5, 64(DX)
 	ADDQ    R10, DX
-	VADDPS  (DX), Z6, Z6
+	VADDPS  0(DX), Z6, Z6
+	VMOVUPS Z6, 0(DX)
 	VADDPS  64(DX), Z7, Z7
-	VMOVUPS Z6, (DX)
 	VMOVUPS Z7, 64(DX)
 	VZEROUPPER
 	RET
 
-fover4:
-	VMOVUPS Z0, (DX)
+f4over:
+	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
 	ADDQ    R10, DX
-	VMOVUPS Z2, (DX)
+	VMOVUPS Z2, 0(DX)
 	VMOVUPS Z3, 64(DX)
 	ADDQ    R10, DX
-	VMOVUPS Z4, (DX)
+	VMOVUPS Z4, 0(DX)
 	VMOVUPS Z5, 64(DX)
 	ADDQ    R10, DX
-	VMOVUPS Z6, (DX)
+	VMOVUPS Z6, 0(DX)
 	VMOVUPS Z7, 64(DX)
 	VZEROUPPER
 	RET
@@ -124,9 +124,9 @@ TEXT ·kern2x32(SB), NOSPLIT, $0-72
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	TESTQ CX, CX
-	JEQ   fstore2
+	JEQ   f2store
 
-floop2:
+f2loop:
 	VMOVUPS      (DI), Z16
 	VMOVUPS      64(DI), Z17
 	VBROADCASTSS (SI), Z18
@@ -139,29 +139,29 @@ floop2:
 	ADDQ         R14, R11
 	ADDQ         R9, DI
 	DECQ         CX
-	JNE          floop2
+	JNE          f2loop
 
-fstore2:
+f2store:
 	MOVQ    acc+64(FP), AX
 	TESTQ   AX, AX
-	JEQ     fover2
-	VADDPS  (DX), Z0, Z0
+	JEQ     f2over
+	VADDPS  0(DX), Z0, Z0
+	VMOVUPS Z0, 0(DX)
 	VADDPS  64(DX), Z1, Z1
-	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, 64(DX)
 	ADDQ    R10, DX
-	VADDPS  (DX), Z2, Z2
+	VADDPS  0(DX), Z2, Z2
+	VMOVUPS Z2, 0(DX)
 	VADDPS  64(DX), Z3, Z3
-	VMOVUPS Z2, (DX)
 	VMOVUPS Z3, 64(DX)
 	VZEROUPPER
 	RET
 
-fover2:
-	VMOVUPS Z0, (DX)
+f2over:
+	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
 	ADDQ    R10, DX
-	VMOVUPS Z2, (DX)
+	VMOVUPS Z2, 0(DX)
 	VMOVUPS Z3, 64(DX)
 	VZEROUPPER
 	RET
@@ -187,9 +187,9 @@ TEXT ·kern1x32(SB), NOSPLIT, $0-72
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	TESTQ CX, CX
-	JEQ   fstore1
+	JEQ   f1store
 
-floop1:
+f1loop:
 	VMOVUPS      (DI), Z16
 	VMOVUPS      64(DI), Z17
 	VBROADCASTSS (SI), Z18
@@ -198,21 +198,21 @@ floop1:
 	ADDQ         R14, SI
 	ADDQ         R9, DI
 	DECQ         CX
-	JNE          floop1
+	JNE          f1loop
 
-fstore1:
+f1store:
 	MOVQ    acc+64(FP), AX
 	TESTQ   AX, AX
-	JEQ     fover1
-	VADDPS  (DX), Z0, Z0
+	JEQ     f1over
+	VADDPS  0(DX), Z0, Z0
+	VMOVUPS Z0, 0(DX)
 	VADDPS  64(DX), Z1, Z1
-	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, 64(DX)
 	VZEROUPPER
 	RET
 
-fover1:
-	VMOVUPS Z0, (DX)
+f1over:
+	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
 	VZEROUPPER
 	RET
@@ -243,9 +243,9 @@ TEXT ·kern1w(SB), NOSPLIT, $0-72
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
 	TESTQ CX, CX
-	JEQ   wstore1
+	JEQ   w1store
 
-wloop1:
+w1loop:
 	VMOVUPS      0(DI), Z8
 	VMOVUPS      64(DI), Z9
 	VMOVUPS      128(DI), Z10
@@ -266,12 +266,12 @@ wloop1:
 	ADDQ         R14, SI
 	ADDQ         R9, DI
 	DECQ         CX
-	JNE          wloop1
+	JNE          w1loop
 
-wstore1:
+w1store:
 	MOVQ    acc+64(FP), AX
 	TESTQ   AX, AX
-	JEQ     wover1
+	JEQ     w1over
 	VADDPS  0(DX), Z0, Z0
 	VMOVUPS Z0, 0(DX)
 	VADDPS  64(DX), Z1, Z1
@@ -291,7 +291,7 @@ wstore1:
 	VZEROUPPER
 	RET
 
-wover1:
+w1over:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
 	VMOVUPS Z2, 128(DX)
@@ -337,9 +337,9 @@ TEXT ·kern2w(SB), NOSPLIT, $0-72
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 	TESTQ CX, CX
-	JEQ   wstore2
+	JEQ   w2store
 
-wloop2:
+w2loop:
 	VMOVUPS      0(DI), Z16
 	VMOVUPS      64(DI), Z17
 	VMOVUPS      128(DI), Z18
@@ -369,12 +369,12 @@ wloop2:
 	ADDQ         R14, SI
 	ADDQ         R9, DI
 	DECQ         CX
-	JNE          wloop2
+	JNE          w2loop
 
-wstore2:
+w2store:
 	MOVQ    acc+64(FP), AX
 	TESTQ   AX, AX
-	JEQ     wover2
+	JEQ     w2over
 	VADDPS  0(DX), Z0, Z0
 	VMOVUPS Z0, 0(DX)
 	VADDPS  64(DX), Z1, Z1
@@ -411,7 +411,7 @@ wstore2:
 	VZEROUPPER
 	RET
 
-wover2:
+w2over:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
 	VMOVUPS Z2, 128(DX)
@@ -462,9 +462,9 @@ TEXT ·kern3w(SB), NOSPLIT, $0-72
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	TESTQ CX, CX
-	JEQ   wstore3
+	JEQ   w3store
 
-wloop3:
+w3loop:
 	VMOVUPS      0(DI), Z12
 	VMOVUPS      64(DI), Z13
 	VMOVUPS      128(DI), Z14
@@ -487,12 +487,12 @@ wloop3:
 	ADDQ         R14, SI
 	ADDQ         R9, DI
 	DECQ         CX
-	JNE          wloop3
+	JNE          w3loop
 
-wstore3:
+w3store:
 	MOVQ    acc+64(FP), AX
 	TESTQ   AX, AX
-	JEQ     wover3
+	JEQ     w3over
 	VADDPS  0(DX), Z0, Z0
 	VMOVUPS Z0, 0(DX)
 	VADDPS  64(DX), Z1, Z1
@@ -522,7 +522,7 @@ wstore3:
 	VZEROUPPER
 	RET
 
-wover3:
+w3over:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
 	VMOVUPS Z2, 128(DX)
@@ -575,9 +575,9 @@ TEXT ·kern4w(SB), NOSPLIT, $0-72
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 	TESTQ CX, CX
-	JEQ   wstore4
+	JEQ   w4store
 
-wloop4:
+w4loop:
 	VMOVUPS      0(DI), Z16
 	VMOVUPS      64(DI), Z17
 	VMOVUPS      128(DI), Z18
@@ -605,12 +605,12 @@ wloop4:
 	ADDQ         R14, SI
 	ADDQ         R9, DI
 	DECQ         CX
-	JNE          wloop4
+	JNE          w4loop
 
-wstore4:
+w4store:
 	MOVQ    acc+64(FP), AX
 	TESTQ   AX, AX
-	JEQ     wover4
+	JEQ     w4over
 	VADDPS  0(DX), Z0, Z0
 	VMOVUPS Z0, 0(DX)
 	VADDPS  64(DX), Z1, Z1
@@ -649,7 +649,7 @@ wstore4:
 	VZEROUPPER
 	RET
 
-wover4:
+w4over:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
 	VMOVUPS Z2, 128(DX)
@@ -711,9 +711,9 @@ TEXT ·kern5w(SB), NOSPLIT, $0-72
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
 	TESTQ CX, CX
-	JEQ   wstore5
+	JEQ   w5store
 
-wloop5:
+w5loop:
 	VMOVUPS      0(DI), Z20
 	VMOVUPS      64(DI), Z21
 	VMOVUPS      128(DI), Z22
@@ -746,12 +746,12 @@ wloop5:
 	ADDQ         R14, SI
 	ADDQ         R9, DI
 	DECQ         CX
-	JNE          wloop5
+	JNE          w5loop
 
-wstore5:
+w5store:
 	MOVQ    acc+64(FP), AX
 	TESTQ   AX, AX
-	JEQ     wover5
+	JEQ     w5over
 	VADDPS  0(DX), Z0, Z0
 	VMOVUPS Z0, 0(DX)
 	VADDPS  64(DX), Z1, Z1
@@ -799,7 +799,7 @@ wstore5:
 	VZEROUPPER
 	RET
 
-wover5:
+w5over:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
 	VMOVUPS Z2, 128(DX)
@@ -859,9 +859,9 @@ TEXT ·kern6w(SB), NOSPLIT, $0-72
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	TESTQ CX, CX
-	JEQ   wstore6
+	JEQ   w6store
 
-wloop6:
+w6loop:
 	VMOVUPS      0(DI), Z12
 	VMOVUPS      64(DI), Z13
 	VBROADCASTSS (SI), Z14
@@ -885,12 +885,12 @@ wloop6:
 	ADDQ         R14, SI
 	ADDQ         R9, DI
 	DECQ         CX
-	JNE          wloop6
+	JNE          w6loop
 
-wstore6:
+w6store:
 	MOVQ    acc+64(FP), AX
 	TESTQ   AX, AX
-	JEQ     wover6
+	JEQ     w6over
 	VADDPS  0(DX), Z0, Z0
 	VMOVUPS Z0, 0(DX)
 	VADDPS  64(DX), Z1, Z1
@@ -923,7 +923,7 @@ wstore6:
 	VZEROUPPER
 	RET
 
-wover6:
+w6over:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
 	ADDQ    R10, DX
@@ -978,9 +978,9 @@ TEXT ·kern7w(SB), NOSPLIT, $0-72
 	VPXORD Z12, Z12, Z12
 	VPXORD Z13, Z13, Z13
 	TESTQ CX, CX
-	JEQ   wstore7
+	JEQ   w7store
 
-wloop7:
+w7loop:
 	VMOVUPS      0(DI), Z14
 	VMOVUPS      64(DI), Z15
 	VBROADCASTSS (SI), Z16
@@ -1007,12 +1007,12 @@ wloop7:
 	ADDQ         R14, SI
 	ADDQ         R9, DI
 	DECQ         CX
-	JNE          wloop7
+	JNE          w7loop
 
-wstore7:
+w7store:
 	MOVQ    acc+64(FP), AX
 	TESTQ   AX, AX
-	JEQ     wover7
+	JEQ     w7over
 	VADDPS  0(DX), Z0, Z0
 	VMOVUPS Z0, 0(DX)
 	VADDPS  64(DX), Z1, Z1
@@ -1050,7 +1050,7 @@ wstore7:
 	VZEROUPPER
 	RET
 
-wover7:
+w7over:
 	VMOVUPS Z0, 0(DX)
 	VMOVUPS Z1, 64(DX)
 	ADDQ    R10, DX

@@ -33,8 +33,9 @@ func main() {
 
 // kernel writes kern<r>x32: C[i, 0:32] += Σ_p A(i, p)·B[p, 0:32] for i < r.
 func kernel(b *bytes.Buffer, r int) {
-	p := func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
+	p := emitter(b)
 	rows := []string{"SI", "R11", "R12", "R13"} // A(i, p) for i = 0..3
+	label := fmt.Sprintf("f%d", r)
 	p("")
 	p("// func kern%dx32(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)", r)
 	p("//")
@@ -42,11 +43,7 @@ func kernel(b *bytes.Buffer, r int) {
 	p("// with A(r, p) at a + r·rsA + p·psA (elements), so A can be read in place:")
 	p("// the rows a full kern8x32 panel would leave idle. %d ZMM accumulators.", 2*r)
 	p("TEXT ·kern%dx32(SB), NOSPLIT, $0-72", r)
-	for _, s := range []string{"MOVQ k+0(FP), CX", "MOVQ a+8(FP), SI", "MOVQ rsA+16(FP), R8",
-		"MOVQ psA+24(FP), R14", "MOVQ b+32(FP), DI", "MOVQ ldb+40(FP), R9", "MOVQ c+48(FP), DX",
-		"MOVQ ldc+56(FP), R10", "SHLQ $2, R8", "SHLQ $2, R14", "SHLQ $2, R9", "SHLQ $2, R10"} {
-		p("\t%s", s)
-	}
+	p.loadArgs()
 	if r >= 2 {
 		p("\tLEAQ (SI)(R8*1), R11")
 	}
@@ -54,13 +51,8 @@ func kernel(b *bytes.Buffer, r int) {
 		p("\tLEAQ (SI)(R8*2), R12")
 		p("\tLEAQ (R11)(R8*2), R13")
 	}
-	for z := range 2 * r {
-		p("\tVPXORD Z%d, Z%d, Z%d", z, z, z)
-	}
-	p("\tTESTQ CX, CX")
-	p("\tJEQ   fstore%d", r)
-	p("")
-	p("floop%d:", r)
+	p.zero(2*r, label+"store")
+	p("%sloop:", label)
 	p("\tVMOVUPS      (DI), Z16")
 	p("\tVMOVUPS      64(DI), Z17")
 	for i := range r {
@@ -75,32 +67,64 @@ func kernel(b *bytes.Buffer, r int) {
 	}
 	p("\tADDQ         R9, DI")
 	p("\tDECQ         CX")
-	p("\tJNE          floop%d", r)
+	p("\tJNE          %sloop", label)
 	p("")
-	// store writes the accumulators to C, adding C's old values first
-	// when add is set.
+	p.stores(label, r, 2)
+}
+
+// emit writes one line of assembly.
+type emit func(format string, args ...any)
+
+func emitter(b *bytes.Buffer) emit {
+	return func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
+}
+
+// loadArgs loads the kernels' common arguments, strides in bytes: CX = k,
+// SI = a, R8 = rsA, R14 = psA, DI = b, R9 = ldb, DX = c, R10 = ldc.
+func (p emit) loadArgs() {
+	for _, s := range []string{"MOVQ k+0(FP), CX", "MOVQ a+8(FP), SI", "MOVQ rsA+16(FP), R8",
+		"MOVQ psA+24(FP), R14", "MOVQ b+32(FP), DI", "MOVQ ldb+40(FP), R9", "MOVQ c+48(FP), DX",
+		"MOVQ ldc+56(FP), R10", "SHLQ $2, R8", "SHLQ $2, R14", "SHLQ $2, R9", "SHLQ $2, R10"} {
+		p("\t%s", s)
+	}
+}
+
+// zero clears the accumulators Z0…Z(n-1) and jumps to the stores when k = 0.
+func (p emit) zero(n int, store string) {
+	for z := range n {
+		p("\tVPXORD Z%d, Z%d, Z%d", z, z, z)
+	}
+	p("\tTESTQ CX, CX")
+	p("\tJEQ   %s", store)
+	p("")
+}
+
+// stores writes label's epilogue: the accumulators of r rows of cz vectors
+// (row i, vector q in Z(i·cz+q)) to C, adding C's old values first unless
+// acc = 0.
+func (p emit) stores(label string, r, cz int) {
 	store := func(add bool) {
 		for i := range r {
 			if i > 0 {
 				p("\tADDQ    R10, DX")
 			}
-			if add {
-				p("\tVADDPS  (DX), Z%d, Z%d", 2*i, 2*i)
-				p("\tVADDPS  64(DX), Z%d, Z%d", 2*i+1, 2*i+1)
+			for q := range cz {
+				if add {
+					p("\tVADDPS  %d(DX), Z%d, Z%d", 64*q, i*cz+q, i*cz+q)
+				}
+				p("\tVMOVUPS Z%d, %d(DX)", i*cz+q, 64*q)
 			}
-			p("\tVMOVUPS Z%d, (DX)", 2*i)
-			p("\tVMOVUPS Z%d, 64(DX)", 2*i+1)
 		}
 		p("\tVZEROUPPER")
 		p("\tRET")
 	}
-	p("fstore%d:", r)
+	p("%sstore:", label)
 	p("\tMOVQ    acc+64(FP), AX")
 	p("\tTESTQ   AX, AX")
-	p("\tJEQ     fover%d", r)
+	p("\tJEQ     %sover", label)
 	store(true)
 	p("")
-	p("fover%d:", r)
+	p("%sover:", label)
 	store(false)
 }
 
@@ -122,7 +146,7 @@ func wideZMM(r int) int {
 // i < r, each element's sum taken in p order from zero with one FMA per
 // term, as kern8x32 does, so a row's bits do not depend on the kernel.
 func wide(b *bytes.Buffer, r, cz int) {
-	p := func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
+	p := emitter(b)
 	if r*cz+cz+r > 32 {
 		log.Fatalf("kern%dw: %d rows of %d vectors need more than 32 registers", r, r, cz)
 	}
@@ -138,24 +162,16 @@ func wide(b *bytes.Buffer, r, cz int) {
 	p("// AVX-512: C[i, 0:%d] += Σ_p A(i, p)·B[p, 0:%d] for i < %d (acc = 0 stores),", 16*cz, 16*cz, r)
 	p("// A(i, p) at a + i·rsA + p·psA (elements). %d ZMM accumulators.", r*cz)
 	p("TEXT ·%s(SB), NOSPLIT, $0-72", name)
-	for _, s := range []string{"MOVQ k+0(FP), CX", "MOVQ a+8(FP), SI", "MOVQ rsA+16(FP), R8",
-		"MOVQ psA+24(FP), R14", "MOVQ b+32(FP), DI", "MOVQ ldb+40(FP), R9", "MOVQ c+48(FP), DX",
-		"MOVQ ldc+56(FP), R10", "SHLQ $2, R8", "SHLQ $2, R14", "SHLQ $2, R9", "SHLQ $2, R10"} {
-		p("\t%s", s)
-	}
+	p.loadArgs()
 	if r > 3 {
 		p("\tLEAQ (R8)(R8*2), R12")
 	}
 	if r > 5 {
 		p("\tLEAQ (R8)(R8*4), R13")
 	}
-	for z := range r * cz {
-		p("\tVPXORD Z%d, Z%d, Z%d", z, z, z)
-	}
-	p("\tTESTQ CX, CX")
-	p("\tJEQ   wstore%d", r)
-	p("")
-	p("wloop%d:", r)
+	label := fmt.Sprintf("w%d", r)
+	p.zero(r*cz, label+"store")
+	p("%sloop:", label)
 	for q := range cz {
 		p("\tVMOVUPS      %d(DI), Z%d", 64*q, bz(q))
 	}
@@ -170,29 +186,7 @@ func wide(b *bytes.Buffer, r, cz int) {
 	p("\tADDQ         R14, SI")
 	p("\tADDQ         R9, DI")
 	p("\tDECQ         CX")
-	p("\tJNE          wloop%d", r)
+	p("\tJNE          %sloop", label)
 	p("")
-	store := func(add bool) {
-		for i := range r {
-			if i > 0 {
-				p("\tADDQ    R10, DX")
-			}
-			for q := range cz {
-				if add {
-					p("\tVADDPS  %d(DX), Z%d, Z%d", 64*q, acc(i, q), acc(i, q))
-				}
-				p("\tVMOVUPS Z%d, %d(DX)", acc(i, q), 64*q)
-			}
-		}
-		p("\tVZEROUPPER")
-		p("\tRET")
-	}
-	p("wstore%d:", r)
-	p("\tMOVQ    acc+64(FP), AX")
-	p("\tTESTQ   AX, AX")
-	p("\tJEQ     wover%d", r)
-	store(true)
-	p("")
-	p("wover%d:", r)
-	store(false)
+	p.stores(label, r, cz)
 }
