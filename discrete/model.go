@@ -90,6 +90,10 @@ func (m *MLPModel) KeepRows(rows []int32) *nn.Matrix {
 
 func (m *MLPModel) Params() []*nn.Param { return m.Net.Params() }
 
+// Clone returns a model sharing m's parameters with buffers of its own, for
+// sampling from it on several goroutines at once.
+func (m *MLPModel) Clone() *MLPModel { return &MLPModel{Env: m.Env, Net: m.Net.Clone()} }
+
 func growInt32(s []int32, n int) []int32 {
 	if cap(s) < n {
 		return make([]int32, n, n+n/4)

@@ -124,3 +124,19 @@ func (m *MLP) Output() *Matrix {
 	}
 	return &m.First.y
 }
+
+// Clone returns an MLP that shares m's parameters but has its own
+// activation buffers, so that the two can run forward passes concurrently
+// (inference: neither may be trained while the other runs).
+func (m *MLP) Clone() *MLP {
+	c := &MLP{}
+	if m.OneHot != nil {
+		c.OneHot = &OneHot{W: m.OneHot.W, B: m.OneHot.B, Act: m.OneHot.Act}
+	} else {
+		c.First = &Linear{W: m.First.W, B: m.First.B, Act: m.First.Act, NoInputGrad: m.First.NoInputGrad}
+	}
+	for _, l := range m.Layers {
+		c.Layers = append(c.Layers, &Linear{W: l.W, B: l.B, Act: l.Act, NoInputGrad: l.NoInputGrad})
+	}
+	return c
+}

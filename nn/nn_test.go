@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gfngo/gfn/safetensors"
@@ -441,5 +442,27 @@ func testKeepRowsMatchesAllRows(t *testing.T, act Activation) {
 				}
 			}
 		}
+	}
+}
+
+// A clone shares the parameters (an update shows in both) and computes the
+// same outputs, with buffers of its own.
+func TestCloneSharesParameters(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	m := NewOneHotMLP("m", 6, []int{8, 8, 3}, LeakyReLU, r)
+	c := m.Clone()
+	idx := []int32{0, 3, 1, 5, 2, 4}
+	want := append([]float32(nil), m.ForwardIndices(idx, 2).Data...)
+	got := c.ForwardIndices(idx, 2)
+	if !slices.Equal(got.Data, want) {
+		t.Fatalf("clone output %v, want %v", got.Data, want)
+	}
+	if &got.Data[0] == &m.Output().Data[0] {
+		t.Fatal("clone shares the output buffer")
+	}
+	m.Params()[0].Value[0] += 1
+	a := append([]float32(nil), m.ForwardIndices(idx, 2).Data...)
+	if b := c.ForwardIndices(idx, 2).Data; !slices.Equal(a, b) || slices.Equal(a, want) {
+		t.Fatal("a parameter change did not reach both the MLP and its clone")
 	}
 }

@@ -343,3 +343,35 @@ func TestCompanionLeavesTrainingUnchanged(t *testing.T) {
 		t.Error("parameters differ with and without the companion pass")
 	}
 }
+
+// Evaluation samples do not depend on how many goroutines draw them, and a
+// run of them is reproducible from the seed.
+func TestSampleTerminalsIndependentOfWorkers(t *testing.T) {
+	g, _ := hypergrid.New(2, 8, hypergrid.Deceptive)
+	cfg := DefaultConfig()
+	cfg.Hidden = []int{16}
+	tr, err := New(g, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 2500 // three batches, the last partial
+	var first []int32
+	for _, workers := range []int{1, 2, 3} {
+		xs := sampleTerminalsWorkers(tr, n, rand.New(rand.NewPCG(7, 7)), workers)
+		if len(xs) != n*g.StateLen() {
+			t.Fatalf("%d workers: %d words, want %d", workers, len(xs), n*g.StateLen())
+		}
+		if first == nil {
+			first = xs
+			continue
+		}
+		if !slices.Equal(xs, first) {
+			t.Errorf("%d workers give other samples than 1", workers)
+		}
+	}
+	for i := range n {
+		if !g.IsTerminal(first[i*g.StateLen() : (i+1)*g.StateLen()]) {
+			t.Fatalf("sample %d is not terminal: %v", i, first[i*g.StateLen():(i+1)*g.StateLen()])
+		}
+	}
+}

@@ -9,7 +9,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gfngo/gfn/discrete"
@@ -168,10 +170,7 @@ func Run(ctx context.Context, env discrete.Env, cfg Config, opt RunOptions) (*Re
 		p.StudentEmpiricalL1 = math.NaN()
 		switch {
 		case curveExact:
-			p.StudentExact = exactDistances(enum, t.Student, res.Target)
-			if t.Teacher != nil {
-				p.TeacherExact = exactDistances(enum, t.Teacher, res.Target)
-			}
+			p.StudentExact, p.TeacherExact = bothExact(enum, t, res.Target)
 		case res.Target != nil && curveSamples > 0:
 			// Evaluation samples use their own stream, so curves do not
 			// change the training run.
@@ -225,11 +224,19 @@ func Run(ctx context.Context, env discrete.Env, cfg Config, opt RunOptions) (*Re
 
 	// Final evaluation.
 	if res.Target != nil {
+		var wg sync.WaitGroup
+		if t.Teacher != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res.TeacherExact = mustTerminating(enum, t.Teacher)
+			}()
+		}
 		res.StudentExact = mustTerminating(enum, t.Student)
+		wg.Wait()
 		d := metrics.Compare(res.StudentExact, res.Target)
 		s.StudentExact = &d
 		if t.Teacher != nil {
-			res.TeacherExact = mustTerminating(enum, t.Teacher)
 			d := metrics.Compare(res.TeacherExact, res.Target)
 			s.TeacherExact = &d
 		}
@@ -262,16 +269,48 @@ func Run(ctx context.Context, env discrete.Env, cfg Config, opt RunOptions) (*Re
 // of 1000, returning their terminal states.
 func sampleTerminals(t *Trainer, n int) []int32 { return sampleTerminalsRNG(t, n, t.rng) }
 
+// sampleTerminalsRNG draws the batches on up to GOMAXPROCS goroutines, each
+// with its own copy of the Student's buffers. Batch i uses its own random
+// stream, seeded from rng in batch order, and lands at its own place, so
+// the result does not depend on the number of goroutines.
 func sampleTerminalsRNG(t *Trainer, n int, rng *rand.Rand) []int32 {
+	return sampleTerminalsWorkers(t, n, rng, runtime.GOMAXPROCS(0))
+}
+
+func sampleTerminalsWorkers(t *Trainer, n int, rng *rand.Rand, workers int) []int32 {
+	const batch = 1000
 	w := t.Env.StateLen()
-	xs := make([]int32, 0, n*w)
-	s := discrete.NewSampler(t.Env)
-	var tr discrete.Trajectories
-	for len(xs) < n*w {
-		b := min(1000, n-len(xs)/w)
-		s.Forward(t.Student.Model, b, discrete.SampleOptions{}, rng, &tr)
-		xs = append(xs, tr.Final...)
+	xs := make([]int32, n*w)
+	batches := (n + batch - 1) / batch
+	seeds := make([]uint64, batches)
+	for i := range seeds {
+		seeds[i] = rng.Uint64()
 	}
+	model := t.Student.Model
+	mlp, ok := model.(*discrete.MLPModel)
+	if !ok {
+		workers = 1 // no way to copy the model's buffers
+	}
+	workers = max(min(workers, batches), 1)
+	var wg sync.WaitGroup
+	for k := range workers {
+		m := model
+		if k > 0 {
+			m = mlp.Clone()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := discrete.NewSampler(t.Env)
+			var tr discrete.Trajectories
+			for i := k; i < batches; i += workers {
+				b := min(batch, n-i*batch)
+				s.Forward(m, b, discrete.SampleOptions{}, rand.New(rand.NewPCG(seeds[i], uint64(i))), &tr)
+				copy(xs[i*batch*w:], tr.Final[:b*w])
+			}
+		}()
+	}
+	wg.Wait()
 	return xs
 }
 
@@ -289,6 +328,22 @@ func mustTerminating(env metrics.Enumerable, a *Agent) []float64 {
 func exactDistances(env metrics.Enumerable, a *Agent, target []float64) *metrics.Distances {
 	d := metrics.Compare(mustTerminating(env, a), target)
 	return &d
+}
+
+// bothExact computes the Student's and (if any) the Teacher's exact
+// distances, side by side: the two models share nothing.
+func bothExact(env metrics.Enumerable, t *Trainer, target []float64) (student, teacher *metrics.Distances) {
+	var wg sync.WaitGroup
+	if t.Teacher != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			teacher = exactDistances(env, t.Teacher, target)
+		}()
+	}
+	student = exactDistances(env, t.Student, target)
+	wg.Wait()
+	return student, teacher
 }
 
 func iterStats(d []time.Duration) (early, late, mean float64) {
