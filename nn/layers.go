@@ -106,9 +106,7 @@ func (l *Linear) Backward(dy *Matrix) *Matrix {
 	in, out := l.In(), l.Out()
 	activationGrad(l.Act, dy, &l.y, &l.z)
 	MatMul(&Matrix{Rows: in, Cols: out, Data: l.W.Grad}, l.x, true, dy, false, true)
-	for i := range dy.Rows {
-		kernel.AddTo(l.B.Grad, dy.Row(i))
-	}
+	kernel.AddRows(l.B.Grad, dy.Data[:dy.Rows*dy.Cols])
 	if l.NoInputGrad {
 		return nil
 	}
@@ -170,9 +168,9 @@ func (l *OneHot) ForwardIndices(idx []int32, k int) *Matrix {
 func (l *OneHot) Backward(dy *Matrix) {
 	out := l.Out()
 	activationGrad(l.Act, dy, &l.y, &l.z)
+	kernel.AddRows(l.B.Grad, dy.Data[:dy.Rows*dy.Cols])
 	for r := range dy.Rows {
 		g := dy.Row(r)
-		kernel.AddTo(l.B.Grad, g)
 		for _, j := range l.idx[r*l.k : (r+1)*l.k] {
 			if j >= 0 {
 				kernel.AddTo(l.W.Grad[int(j)*out:int(j+1)*out], g)

@@ -55,9 +55,7 @@ func ClipGradNorm(ps []*Param, maxNorm float64) float64 {
 	if coef < 1 {
 		c := float32(coef)
 		for _, p := range ps {
-			for i := range p.Grad {
-				p.Grad[i] *= c
-			}
+			kernel.Scale(p.Grad, c)
 		}
 	}
 	return norm

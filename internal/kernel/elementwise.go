@@ -25,6 +25,44 @@ func AddTo(dst, src []float32) {
 	}
 }
 
+// Scale sets x[i] *= c.
+func Scale(x []float32, c float32) {
+	n := 0
+	if useSIMD() && len(x) >= 8 {
+		n = len(x) &^ 7
+		scale8(&x[0], n, c)
+	}
+	for i := n; i < len(x); i++ {
+		x[i] *= c
+	}
+}
+
+// AddRows adds every row of src (rows of len(dst)) to dst, one row after
+// the other: a bias gradient. Each element's sum is taken in row order, as
+// repeated AddTo calls would, so the bits are the same; the SIMD path keeps
+// the running sums in registers instead of loading and storing dst per row.
+func AddRows(dst, src []float32) {
+	cols := len(dst)
+	if cols == 0 || len(src)%cols != 0 {
+		panic(fmt.Sprintf("kernel: AddRows of %d values into rows of %d", len(src), cols))
+	}
+	rows := len(src) / cols
+	if rows == 0 {
+		return
+	}
+	n := 0
+	if useSIMD() && cols >= 8 {
+		n = cols &^ 7
+		addRows8(&dst[0], &src[0], n, rows, cols)
+	}
+	for r := range rows {
+		row := src[r*cols : (r+1)*cols]
+		for j := n; j < cols; j++ {
+			dst[j] += row[j]
+		}
+	}
+}
+
 // BiasLeakyReLU sets every row r of y (rows of len(b)) to
 // LeakyReLU(y_r + b) with the given slope in (0, 1).
 func BiasLeakyReLU(y, b []float32, slope float32) {

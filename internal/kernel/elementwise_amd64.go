@@ -6,6 +6,12 @@ package kernel
 func addTo8(dst, src *float32, n int)
 
 //go:noescape
+func scale8(x *float32, n int, c float32)
+
+//go:noescape
+func addRows8(dst, src *float32, n, rows, ld int)
+
+//go:noescape
 func biasLeaky8(y, b *float32, n int, slope float32)
 
 //go:noescape

@@ -21,6 +21,91 @@ addDone:
 	VZEROUPPER
 	RET
 
+// func scale8(x *float32, n int, c float32)   x[i] *= c, n a multiple of 8
+TEXT ·scale8(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), DI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS c+16(FP), Y1
+	SHRQ         $3, CX
+	JEQ          scaleDone
+scaleLoop:
+	VMULPS  (DI), Y1, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	DECQ    CX
+	JNE     scaleLoop
+scaleDone:
+	VZEROUPPER
+	RET
+
+// func addRows8(dst, src *float32, n, rows, ld int)
+// dst[j] += src[r·ld + j] for r = 0…rows-1 in order, j < n (a multiple of
+// 8, rows ≥ 1). Blocks of up to 64 columns keep their sums in Y0–Y7 over
+// all rows; narrower leftovers go 8 columns at a time.
+TEXT ·addRows8(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), BX
+	MOVQ rows+24(FP), R8
+	MOVQ ld+32(FP), R9
+	SHLQ $2, R9
+rowsBlock64:
+	CMPQ BX, $64
+	JLT  rowsBlock8
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	MOVQ    SI, DX
+	MOVQ    R8, CX
+rowsLoop64:
+	VADDPS (DX), Y0, Y0
+	VADDPS 32(DX), Y1, Y1
+	VADDPS 64(DX), Y2, Y2
+	VADDPS 96(DX), Y3, Y3
+	VADDPS 128(DX), Y4, Y4
+	VADDPS 160(DX), Y5, Y5
+	VADDPS 192(DX), Y6, Y6
+	VADDPS 224(DX), Y7, Y7
+	ADDQ   R9, DX
+	DECQ   CX
+	JNE    rowsLoop64
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	ADDQ    $256, DI
+	ADDQ    $256, SI
+	SUBQ    $64, BX
+	JMP     rowsBlock64
+rowsBlock8:
+	TESTQ BX, BX
+	JEQ   rowsDone
+	VMOVUPS (DI), Y0
+	MOVQ    SI, DX
+	MOVQ    R8, CX
+rowsLoop8:
+	VADDPS (DX), Y0, Y0
+	ADDQ   R9, DX
+	DECQ   CX
+	JNE    rowsLoop8
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	SUBQ    $8, BX
+	JMP     rowsBlock8
+rowsDone:
+	VZEROUPPER
+	RET
+
 // func biasLeaky8(y, b *float32, n int, slope float32)
 // y[i] = max(y[i]+b[i], slope·(y[i]+b[i])), n a multiple of 8.
 TEXT ·biasLeaky8(SB), NOSPLIT, $0-28

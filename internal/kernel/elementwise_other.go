@@ -5,6 +5,8 @@ package kernel
 const simdElementwise = false
 
 func addTo8(dst, src *float32, n int)                { panic("unreachable") }
+func scale8(x *float32, n int, c float32)            { panic("unreachable") }
+func addRows8(dst, src *float32, n, rows, ld int)    { panic("unreachable") }
 func biasLeaky8(y, b *float32, n int, slope float32) { panic("unreachable") }
 func leakyGrad8(d, y *float32, n int, slope float32) { panic("unreachable") }
 

@@ -10,7 +10,8 @@ func TestElementwise(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	for _, be := range Available() {
 		prev := Use(be)
-		for _, cols := range []int{1, 3, 8, 17, 256, 257} {
+		// 72, 200: a 64-column block plus 8-column leftovers (and a tail).
+		for _, cols := range []int{1, 3, 8, 17, 72, 200, 256, 257} {
 			rows := 5
 			y := randSlice(r, rows*cols)
 			b := randSlice(r, cols)
@@ -53,6 +54,30 @@ func TestElementwise(t *testing.T) {
 			for i := range dst {
 				if math.Abs(float64(dst[i]-wantA[i])) != 0 {
 					t.Fatalf("%s: AddTo[%d] = %v, want %v", be, i, dst[i], wantA[i])
+				}
+			}
+			// AddRows equals one AddTo per row, bit for bit.
+			many := randSlice(r, rows*cols)
+			wantR := append([]float32(nil), dst...)
+			for q := range rows {
+				for j := range wantR {
+					wantR[j] += many[q*cols+j]
+				}
+			}
+			AddRows(dst, many)
+			for i := range dst {
+				if dst[i] != wantR[i] {
+					t.Fatalf("%s cols %d: AddRows[%d] = %v, want %v", be, cols, i, dst[i], wantR[i])
+				}
+			}
+			wantS := append([]float32(nil), dst...)
+			for i := range wantS {
+				wantS[i] *= 0.37
+			}
+			Scale(dst, 0.37)
+			for i := range dst {
+				if dst[i] != wantS[i] {
+					t.Fatalf("%s cols %d: Scale[%d] = %v, want %v", be, cols, i, dst[i], wantS[i])
 				}
 			}
 		}
@@ -133,7 +158,8 @@ func TestGELU(t *testing.T) {
 	}
 	for _, be := range Available() {
 		prev := Use(be)
-		for _, cols := range []int{1, 3, 8, 17, 256, 257} {
+		// 72, 200: a 64-column block plus 8-column leftovers (and a tail).
+		for _, cols := range []int{1, 3, 8, 17, 72, 200, 256, 257} {
 			rows := (len(zs) + cols - 1) / cols
 			in := make([]float32, rows*cols)
 			copy(in, zs)
@@ -197,22 +223,37 @@ func BenchmarkElementwise(b *testing.B) {
 	y, z, d := make([]float32, len(y0)), make([]float32, len(y0)), randSlice(r, len(y0))
 	m, v := make([]float32, len(y0)), make([]float32, len(y0))
 	c := AdamCoef{B1: 0.9, OneMinusB1: 0.1, B2: 0.999, OneMinusB2: 0.001, Step: 1e-3, SqrtBC2: 1, Eps: 1e-8}
+	// A bias gradient's rows come from a product just computed: 1500 rows
+	// (a late batch's distinct states) are still in L2.
+	const gradRows = 1500
 	for _, k := range []struct {
 		name string
 		f    func()
+		n    int // values per call, if not rows·cols
 	}{
-		{"BiasLeakyReLU", func() { copy(y, y0); BiasLeakyReLU(y, bias, 0.01) }},
-		{"LeakyReLUGrad", func() { LeakyReLUGrad(d, y0, 0.01) }},
-		{"BiasGELU", func() { copy(y, y0); BiasGELU(y, z, bias) }},
-		{"GELUGrad", func() { GELUGrad(d, y0) }},
-		{"Adam", func() { Adam(y, d, m, v, c) }},
-		{"SumSquares", func() { _ = SumSquares(d) }},
+		{"BiasLeakyReLU", func() { copy(y, y0); BiasLeakyReLU(y, bias, 0.01) }, 0},
+		{"LeakyReLUGrad", func() { LeakyReLUGrad(d, y0, 0.01) }, 0},
+		{"BiasGELU", func() { copy(y, y0); BiasGELU(y, z, bias) }, 0},
+		{"GELUGrad", func() { GELUGrad(d, y0) }, 0},
+		{"Adam", func() { Adam(y, d, m, v, c) }, 0},
+		{"SumSquares", func() { _ = SumSquares(d) }, 0},
+		{"Scale", func() { Scale(d, 1) }, 0},
+		{"AddRows", func() { AddRows(bias, d[:gradRows*cols]) }, gradRows * cols},
+		{"AddToPerRow", func() { // what AddRows replaces
+			for r := 0; r < gradRows*cols; r += cols {
+				AddTo(bias, d[r:r+cols])
+			}
+		}, gradRows * cols},
 	} {
+		n := k.n
+		if n == 0 {
+			n = len(y0)
+		}
 		b.Run(k.name, func(b *testing.B) {
 			for b.Loop() {
 				k.f()
 			}
-			b.ReportMetric(float64(len(y0))*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "values/ns")
+			b.ReportMetric(float64(n)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "values/ns")
 		})
 	}
 }
