@@ -146,18 +146,13 @@ func (l *OneHot) ForwardIndices(idx []int32, k int) *Matrix {
 	rows, out, vocab := len(idx)/k, l.Out(), int32(l.Vocab())
 	l.idx, l.k = idx, k
 	l.y.Resize(rows, out)
-	for r := range rows {
-		y := l.y.Row(r)
-		clear(y)
-		for _, j := range idx[r*k : (r+1)*k] {
-			if j < 0 {
-				continue
-			}
-			if j >= vocab {
-				panic(fmt.Sprintf("nn: OneHot: index %d out of range [0,%d)", j, vocab))
-			}
-			kernel.AddTo(y, l.W.Value[int(j)*out:int(j+1)*out])
+	for _, j := range idx {
+		if j >= vocab {
+			panic(fmt.Sprintf("nn: OneHot: index %d out of range [0,%d)", j, vocab))
 		}
+	}
+	for r := range rows {
+		kernel.GatherSum(l.y.Row(r), l.W.Value, idx[r*k:(r+1)*k])
 	}
 	activate(l.Act, &l.y, l.B.Value, &l.z)
 	return &l.y

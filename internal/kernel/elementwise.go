@@ -63,6 +63,53 @@ func AddRows(dst, src []float32) {
 	}
 }
 
+// GatherSum sets dst to the sum of the rows idx[0], idx[1], … of table
+// (rows of len(dst); negative indices are skipped): a one-hot layer's
+// pre-activation. The sum starts from +0 and adds the rows in order, as
+// clearing dst and calling AddTo per row would, so the bits are the same.
+// An index past the table is a programmer error and panics.
+func GatherSum(dst, table []float32, idx []int32) {
+	cols := len(dst)
+	var off [8]int // row offsets of the valid indices
+	k := 0
+	for _, j := range idx {
+		if j < 0 {
+			continue
+		}
+		if int(j+1)*cols > len(table) {
+			panic(fmt.Sprintf("kernel: GatherSum row %d of a %d-value table with rows of %d", j, len(table), cols))
+		}
+		if k == len(off) || !useSIMD() || cols < 8 {
+			k = -1 // many indices, or no SIMD: the plain loop
+			break
+		}
+		off[k] = int(j) * cols
+		k++
+	}
+	if k < 0 {
+		clear(dst)
+		for _, j := range idx {
+			if j >= 0 {
+				AddTo(dst, table[int(j)*cols:int(j+1)*cols])
+			}
+		}
+		return
+	}
+	n := cols &^ 7
+	if k == 0 {
+		clear(dst)
+		return
+	}
+	gatherSum8(&dst[0], &table[0], &off[0], k, n)
+	for j := n; j < cols; j++ {
+		var v float32
+		for _, o := range off[:k] {
+			v += table[o+j]
+		}
+		dst[j] = v
+	}
+}
+
 // BiasLeakyReLU sets every row r of y (rows of len(b)) to
 // LeakyReLU(y_r + b) with the given slope in (0, 1).
 func BiasLeakyReLU(y, b []float32, slope float32) {

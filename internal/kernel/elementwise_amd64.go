@@ -6,6 +6,9 @@ package kernel
 func addTo8(dst, src *float32, n int)
 
 //go:noescape
+func gatherSum8(dst, table *float32, off *int, k, n int)
+
+//go:noescape
 func scale8(x *float32, n int, c float32)
 
 //go:noescape

@@ -21,6 +21,78 @@ addDone:
 	VZEROUPPER
 	RET
 
+// func gatherSum8(dst, table *float32, off *int, k, n int)
+// dst[j] = ((+0 + table[off[0]+j]) + table[off[1]+j]) + … for j < n (a
+// multiple of 8), k ≥ 1 offsets (elements). Blocks of 64 columns in Y0–Y7,
+// then 8 at a time.
+TEXT ·gatherSum8(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ table+8(FP), SI
+	MOVQ off+16(FP), R8
+	MOVQ k+24(FP), R9
+	MOVQ n+32(FP), BX
+	XORQ R10, R10 // column offset in bytes
+gsBlock64:
+	CMPQ BX, $64
+	JLT  gsBlock8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	XORQ   CX, CX
+gsRows64:
+	MOVQ   (R8)(CX*8), AX
+	LEAQ   (SI)(AX*4), DX
+	ADDQ   R10, DX
+	VADDPS (DX), Y0, Y0
+	VADDPS 32(DX), Y1, Y1
+	VADDPS 64(DX), Y2, Y2
+	VADDPS 96(DX), Y3, Y3
+	VADDPS 128(DX), Y4, Y4
+	VADDPS 160(DX), Y5, Y5
+	VADDPS 192(DX), Y6, Y6
+	VADDPS 224(DX), Y7, Y7
+	INCQ   CX
+	CMPQ   CX, R9
+	JLT    gsRows64
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	ADDQ    $256, DI
+	ADDQ    $256, R10
+	SUBQ    $64, BX
+	JMP     gsBlock64
+gsBlock8:
+	TESTQ BX, BX
+	JEQ   gsDone
+	VXORPS Y0, Y0, Y0
+	XORQ   CX, CX
+gsRows8:
+	MOVQ   (R8)(CX*8), AX
+	LEAQ   (SI)(AX*4), DX
+	ADDQ   R10, DX
+	VADDPS (DX), Y0, Y0
+	INCQ   CX
+	CMPQ   CX, R9
+	JLT    gsRows8
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, R10
+	SUBQ    $8, BX
+	JMP     gsBlock8
+gsDone:
+	VZEROUPPER
+	RET
+
 // func scale8(x *float32, n int, c float32)   x[i] *= c, n a multiple of 8
 TEXT ·scale8(SB), NOSPLIT, $0-20
 	MOVQ         x+0(FP), DI

@@ -4,11 +4,12 @@ package kernel
 
 const simdElementwise = false
 
-func addTo8(dst, src *float32, n int)                { panic("unreachable") }
-func scale8(x *float32, n int, c float32)            { panic("unreachable") }
-func addRows8(dst, src *float32, n, rows, ld int)    { panic("unreachable") }
-func biasLeaky8(y, b *float32, n int, slope float32) { panic("unreachable") }
-func leakyGrad8(d, y *float32, n int, slope float32) { panic("unreachable") }
+func addTo8(dst, src *float32, n int)                    { panic("unreachable") }
+func scale8(x *float32, n int, c float32)                { panic("unreachable") }
+func gatherSum8(dst, table *float32, off *int, k, n int) { panic("unreachable") }
+func addRows8(dst, src *float32, n, rows, ld int)        { panic("unreachable") }
+func biasLeaky8(y, b *float32, n int, slope float32)     { panic("unreachable") }
+func leakyGrad8(d, y *float32, n int, slope float32)     { panic("unreachable") }
 
 func transpose8(dst *float32, dstStride int, src *float32, srcStride int, blocks int) {
 	panic("unreachable")

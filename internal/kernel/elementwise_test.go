@@ -70,6 +70,31 @@ func TestElementwise(t *testing.T) {
 					t.Fatalf("%s cols %d: AddRows[%d] = %v, want %v", be, cols, i, dst[i], wantR[i])
 				}
 			}
+			// GatherSum equals clearing and adding the rows, bit for bit;
+			// negative indices are skipped. -0 rows check the +0 start.
+			table := randSlice(r, 5*cols)
+			for j := range cols {
+				if j%3 == 0 {
+					table[4*cols+j] = float32(math.Copysign(0, -1))
+				}
+			}
+			for _, idx := range [][]int32{{2}, {0, 3}, {4, -1, 1, 4}, {-1}, {4}, {0, 1, 2, 3, 4, 0, 1, 2, 3}} {
+				want := make([]float32, cols)
+				for _, j := range idx {
+					if j >= 0 {
+						for c := range want {
+							want[c] += table[int(j)*cols+c]
+						}
+					}
+				}
+				got := randSlice(r, cols)
+				GatherSum(got, table, idx)
+				for c := range got {
+					if math.Float32bits(got[c]) != math.Float32bits(want[c]) {
+						t.Fatalf("%s cols %d: GatherSum(%v)[%d] = %v, want %v", be, cols, idx, c, got[c], want[c])
+					}
+				}
+			}
 			wantS := append([]float32(nil), dst...)
 			for i := range wantS {
 				wantS[i] *= 0.37
@@ -226,6 +251,10 @@ func BenchmarkElementwise(b *testing.B) {
 	// A bias gradient's rows come from a product just computed: 1500 rows
 	// (a late batch's distinct states) are still in L2.
 	const gradRows = 1500
+	idx := make([]int32, 2*gradRows)
+	for i := range idx {
+		idx[i] = int32(r.IntN(128) + 128*(i%2))
+	}
 	for _, k := range []struct {
 		name string
 		f    func()
@@ -238,6 +267,20 @@ func BenchmarkElementwise(b *testing.B) {
 		{"Adam", func() { Adam(y, d, m, v, c) }, 0},
 		{"SumSquares", func() { _ = SumSquares(d) }, 0},
 		{"Scale", func() { Scale(d, 1) }, 0},
+		{"GatherSum", func() { // a one-hot layer on d=2 grid states: 2 of 256 rows
+			for r := 0; r < gradRows; r++ {
+				GatherSum(y[r*cols:(r+1)*cols], y0[:256*cols], idx[2*r:2*r+2])
+			}
+		}, gradRows * cols},
+		{"ClearAddTo", func() { // what GatherSum replaces
+			for r := 0; r < gradRows; r++ {
+				row := y[r*cols : (r+1)*cols]
+				clear(row)
+				for _, j := range idx[2*r : 2*r+2] {
+					AddTo(row, y0[int(j)*cols:int(j+1)*cols])
+				}
+			}
+		}, gradRows * cols},
 		{"AddRows", func() { AddRows(bias, d[:gradRows*cols]) }, gradRows * cols},
 		{"AddToPerRow", func() { // what AddRows replaces
 			for r := 0; r < gradRows*cols; r += cols {
