@@ -21,6 +21,11 @@ const (
 
 type microKernel struct {
 	mr, nr int
+	// parallelMACs is the product size (m·n·k) from which the work is split
+	// across cores: handing a share to another core (waking an idle vCPU)
+	// measured 20–35 µs on this project's 2-vCPU VMs, so a product pays
+	// for it only from about 80 µs of one core's work.
+	parallelMACs int
 	// run adds (acc ≠ 0) or stores (acc = 0) an mr×nr tile of A·B, where
 	// A(0..mr-1, p) are mr contiguous values at a + p·psA.
 	run func(k int, a *float32, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
@@ -52,9 +57,9 @@ func wideCols(r int) int {
 }
 
 var (
-	avx512Kernel = microKernel{8, 32, kern8x32, few8x32,
+	avx512Kernel = microKernel{8, 32, 1 << 23, kern8x32, few8x32,
 		[]wideKernel{nil, kern1w, kern2w, kern3w, kern4w, kern5w, kern6w, kern7w}}
-	avx2Kernel = microKernel{4, 16, func(k int, a *float32, psA int, b *float32, ldb int, c *float32, ldc int, acc int) {
+	avx2Kernel = microKernel{4, 16, 1 << 22, func(k int, a *float32, psA int, b *float32, ldb int, c *float32, ldc int, acc int) {
 		kern4x16(k, a, 1, psA, b, ldb, c, ldc, acc)
 	}, nil, nil}
 )
@@ -132,7 +137,7 @@ func gemmSIMD(transA, transB bool, m, n, k int, a []float32, lda int, b []float3
 	// Up to two micro-panels of rows (a sampling step) stay on one core:
 	// splitting the columns packed A twice and cost a hand-off, measured
 	// 20–40% slower on 16×256×256 here, and made sampling slower overall.
-	if workers == 1 || m*n*k < parallelMACs || m <= 2*mk.mr {
+	if workers == 1 || m*n*k < mk.parallelMACs || m <= 2*mk.mr {
 		blocked(mk, transA, transB, 0, m, 0, n, n, k, a, lda, b, ldb, c, ldc, accumulate)
 		return
 	}

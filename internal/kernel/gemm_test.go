@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -166,6 +167,45 @@ func TestGemmRowsIndependentOfBatch(t *testing.T) {
 						if w := all[i0*n+q]; v != w {
 							Use(prev)
 							t.Fatalf("%s k=%d: row %d computed in %d rows = %v, among %d rows = %v", be, k, i0+q/n, rows, v, m, w)
+						}
+					}
+				}
+			}
+		}
+		Use(prev)
+	}
+}
+
+// TestGemmSplitAcrossCores covers products large enough to be split over
+// goroutines, by rows and (few rows, many columns) by columns, whatever
+// GOMAXPROCS the test runs with.
+func TestGemmSplitAcrossCores(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, be := range Available() {
+		prev := Use(be)
+		for _, s := range [][3]int{{600, 100, 200}, {100, 300, 300}, {1030, 70, 130}} {
+			m, n, k := s[0], s[1], s[2]
+			for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}} {
+				tA, tB := tr[0], tr[1]
+				ra, ca := m, k
+				if tA {
+					ra, ca = k, m
+				}
+				rb, cb := k, n
+				if tB {
+					rb, cb = n, k
+				}
+				a, b := randSlice(r, ra*ca), randSlice(r, rb*cb)
+				for _, acc := range []bool{false, true} {
+					c := randSlice(r, m*n)
+					want := append([]float32(nil), c...)
+					refGemm(tA, tB, m, n, k, a, ca, b, cb, want, n, acc)
+					Gemm(tA, tB, m, n, k, a, ca, b, cb, c, n, acc)
+					for i, w := range want {
+						if math.Abs(float64(c[i]-w)) > 1e-4*math.Sqrt(float64(k))*(1+math.Abs(float64(w))) {
+							Use(prev)
+							t.Fatalf("%s: tA=%v tB=%v %dx%dx%d acc=%v: C[%d,%d] = %v, want %v", be, tA, tB, m, n, k, acc, i/n, i%n, c[i], w)
 						}
 					}
 				}
