@@ -1,10 +1,6 @@
 package kernel
 
-import (
-	"fmt"
-	"runtime"
-	"sync"
-)
+import "fmt"
 
 // parallelMACs is the product size (m·n·k multiply-adds) above which the
 // portable Go path splits the work across cores (about 75 µs of its work);
@@ -36,8 +32,8 @@ func Gemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, l
 		gemmSIMD(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
 		return
 	}
-	if workers := runtime.GOMAXPROCS(0); workers > 1 && m >= 2*workers && m*n*k >= parallelMACs {
-		gemmParallel(workers, transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
+	if parts := shareCount(); parts > 1 && m >= 2*parts && m*n*k >= parallelMACs {
+		gemmParallel(parts, transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
 		return
 	}
 	gemmRange(transA, transB, 0, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
@@ -89,18 +85,17 @@ func packTransposed(buf *[]float32, b []float32, ldb, n, k int) []float32 {
 	return bp
 }
 
-// gemmParallel splits the rows of C across workers. It is a separate
-// function so that only this path pays for the closure's captured variables.
-func gemmParallel(workers int, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
-	var wg sync.WaitGroup
-	chunk := (m + workers - 1) / workers
+// gemmParallel splits the rows of C across workers.
+func gemmParallel(parts int, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
+	j := newJob()
+	chunk := (m + parts - 1) / parts
 	for lo := 0; lo < m; lo += chunk {
-		hi := min(lo+chunk, m)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			gemmRange(transA, transB, lo, hi, n, k, a, lda, b, ldb, c, ldc, accumulate)
-		}()
+		j.add(share{run: runPortable, transA: transA, transB: transB, lo: lo, hi: min(lo+chunk, m),
+			n: n, k: k, a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc, accumulate: accumulate})
 	}
-	wg.Wait()
+	j.run()
+}
+
+func runPortable(s share, _ *scratch) {
+	gemmRange(s.transA, s.transB, s.lo, s.hi, s.n, s.k, s.a, s.lda, s.b, s.ldb, s.c, s.ldc, s.accumulate)
 }

@@ -2,11 +2,6 @@
 
 package kernel
 
-import (
-	"runtime"
-	"sync"
-)
-
 // SIMD path: a GotoBLAS-style blocked product. The k dimension is cut into
 // blocks of kcBlock; for each, a block of mcBlock rows of op(A) is packed
 // into micro-panels of mr rows (mr values contiguous per p), and a
@@ -93,16 +88,6 @@ func (b Backend) micro() microKernel {
 	return avx2Kernel
 }
 
-// scratch is one worker's packing space.
-type scratch struct {
-	a    []float32 // packed A block
-	b    []float32 // packed panels of a transposed B block
-	edge []float32 // zero-padded last B panel
-	tile []float32 // partial C tile
-}
-
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
-
 func gemmSIMD(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
 	mk := backend.micro()
 	if n < mk.nr/2 && (m < mk.nr || !transA) {
@@ -133,35 +118,37 @@ func gemmSIMD(transA, transB bool, m, n, k int, a []float32, lda int, b []float3
 		}
 		return
 	}
-	workers := runtime.GOMAXPROCS(0)
+	parts := shareCount()
 	// Up to two micro-panels of rows (a sampling step) stay on one core:
 	// splitting the columns packed A twice and cost a hand-off, measured
 	// 20–40% slower on 16×256×256 here, and made sampling slower overall.
-	if workers == 1 || m*n*k < mk.parallelMACs || m <= 2*mk.mr {
-		blocked(mk, transA, transB, 0, m, 0, n, n, k, a, lda, b, ldb, c, ldc, accumulate)
+	if parts == 1 || m*n*k < mk.parallelMACs || m <= 2*mk.mr {
+		s := scratchPool.Get().(*scratch)
+		blocked(mk, s, transA, transB, 0, m, 0, n, n, k, a, lda, b, ldb, c, ldc, accumulate)
+		scratchPool.Put(s)
 		return
 	}
-	var wg sync.WaitGroup
+	j := newJob()
+	s := share{run: runBlocked, be: backend, transA: transA, transB: transB, lo: 0, hi: m, jlo: 0, jhi: n,
+		n: n, k: k, a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc, accumulate: accumulate}
 	if m >= 2*mcBlock || n < 2*mk.nr {
-		chunk := roundUp((m+workers-1)/workers, mk.mr)
+		chunk := roundUp((m+parts-1)/parts, mk.mr)
 		for lo := 0; lo < m; lo += chunk {
-			wg.Add(1)
-			go func(lo, hi int) {
-				defer wg.Done()
-				blocked(mk, transA, transB, lo, hi, 0, n, n, k, a, lda, b, ldb, c, ldc, accumulate)
-			}(lo, min(lo+chunk, m))
+			s.lo, s.hi = lo, min(lo+chunk, m)
+			j.add(s)
 		}
 	} else {
-		chunk := roundUp((n+workers-1)/workers, mk.nr)
+		chunk := roundUp((n+parts-1)/parts, mk.nr)
 		for lo := 0; lo < n; lo += chunk {
-			wg.Add(1)
-			go func(lo, hi int) {
-				defer wg.Done()
-				blocked(mk, transA, transB, 0, m, lo, hi, n, k, a, lda, b, ldb, c, ldc, accumulate)
-			}(lo, min(lo+chunk, n))
+			s.jlo, s.jhi = lo, min(lo+chunk, n)
+			j.add(s)
 		}
 	}
-	wg.Wait()
+	j.run()
+}
+
+func runBlocked(s share, scr *scratch) {
+	blocked(s.be.micro(), scr, s.transA, s.transB, s.lo, s.hi, s.jlo, s.jhi, s.n, s.k, s.a, s.lda, s.b, s.ldb, s.c, s.ldc, s.accumulate)
 }
 
 func roundUp(x, m int) int { return (x + m - 1) / m * m }
@@ -176,9 +163,7 @@ func growF32(buf *[]float32, n int) []float32 {
 // blocked adds op(A)[lo:hi, :]·op(B)[:, jlo:jhi] to C. A row-major B is
 // read in place; a transposed one is packed, per k block, into nr-wide
 // panels (reading its rows contiguously).
-func blocked(mk microKernel, transA, transB bool, lo, hi, jlo, jhi, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
-	s := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(s)
+func blocked(mk microKernel, s *scratch, transA, transB bool, lo, hi, jlo, jhi, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
 	mr, nr := mk.mr, mk.nr
 	if cap(s.tile) < mr*nr {
 		s.tile = make([]float32, mr*nr)

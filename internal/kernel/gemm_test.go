@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -201,6 +202,7 @@ func TestGemmSplitAcrossCores(t *testing.T) {
 					c := randSlice(r, m*n)
 					want := append([]float32(nil), c...)
 					refGemm(tA, tB, m, n, k, a, ca, b, cb, want, n, acc)
+					one := append([]float32(nil), c...)
 					Gemm(tA, tB, m, n, k, a, ca, b, cb, c, n, acc)
 					for i, w := range want {
 						if math.Abs(float64(c[i]-w)) > 1e-4*math.Sqrt(float64(k))*(1+math.Abs(float64(w))) {
@@ -208,11 +210,103 @@ func TestGemmSplitAcrossCores(t *testing.T) {
 							t.Fatalf("%s: tA=%v tB=%v %dx%dx%d acc=%v: C[%d,%d] = %v, want %v", be, tA, tB, m, n, k, acc, i/n, i%n, c[i], w)
 						}
 					}
+					// The split must not change a bit: runs are reproducible
+					// whatever the number of cores.
+					procs := runtime.GOMAXPROCS(1)
+					Gemm(tA, tB, m, n, k, a, ca, b, cb, one, n, acc)
+					runtime.GOMAXPROCS(procs)
+					if !slices.Equal(one, c) {
+						Use(prev)
+						t.Fatalf("%s: tA=%v tB=%v %dx%dx%d acc=%v: split product differs from the one on one core", be, tA, tB, m, n, k, acc)
+					}
 				}
 			}
 		}
 		Use(prev)
 	}
+}
+
+// TestGemmSplitConcurrentCallers runs split products from several
+// goroutines at once: shares then run on the callers when no worker is
+// idle, and every product must still be exact.
+func TestGemmSplitConcurrentCallers(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	const m, n, k, callers = 600, 128, 128, 4
+	r := rand.New(rand.NewPCG(9, 10))
+	b := randSlice(r, k*n)
+	var as, want [callers][]float32
+	for i := range callers {
+		as[i] = randSlice(r, m*k)
+		want[i] = make([]float32, m*n)
+		Gemm(false, false, m, n, k, as[i], k, b, n, want[i], n, false)
+	}
+	errs := make(chan string, callers)
+	for i := range callers {
+		go func() {
+			c := make([]float32, m*n)
+			for range 20 {
+				Gemm(false, false, m, n, k, as[i], k, b, n, c, n, false)
+				if !slices.Equal(c, want[i]) {
+					errs <- fmt.Sprintf("caller %d: product differs from the one computed alone", i)
+					return
+				}
+			}
+			errs <- ""
+		}()
+	}
+	for range callers {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+}
+
+// TestGemmSplitDoesNotAllocate: a product split across cores runs on
+// long-lived workers, without allocating.
+func TestGemmSplitDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	r := rand.New(rand.NewPCG(11, 12))
+	runtime.GC() // not during the measurement: a collection empties pools
+	for _, be := range Available() {
+		prev := Use(be)
+		// Square, so that one stride fits every transposition, and just
+		// large enough to be split.
+		m := 208
+		if be == BackendGo {
+			m = 96
+		}
+		a, b, c := randSlice(r, m*m), randSlice(r, m*m), make([]float32, m*m)
+		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}} {
+			f := func() { Gemm(tr[0], tr[1], m, m, m, a, m, b, m, c, m, false) }
+			for range 10 { // grow the packing space (one per P)
+				f()
+			}
+			// Blocking waits draw the runtime's wait descriptors (sudogs)
+			// from per-P caches of at most 128 and a central one; as the
+			// waiting goroutine changes P, up to a few hundred are made
+			// before they circulate. Over 2000 products that stays below
+			// 0.25 per product, where go statements with arguments made 3.
+			if allocs := mallocsPerRun(2000, f); allocs > 0.25 {
+				t.Errorf("%s tA=%v tB=%v: %.2f allocations per product", be, tr[0], tr[1], allocs)
+			}
+		}
+		Use(prev)
+	}
+}
+
+// mallocsPerRun is testing.AllocsPerRun without its GOMAXPROCS(1), which
+// would keep products from being split.
+func mallocsPerRun(runs int, f func()) float64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return float64(after.Mallocs-before.Mallocs) / float64(runs)
 }
 
 func TestGemmPanicsOnShortSlice(t *testing.T) {
