@@ -19,6 +19,7 @@ type Adam struct {
 	Beta1, Beta2, Eps float64
 	Steps             int
 	m, v              [][]float32 // per parameter, in group order
+	params            []*Param    // every group's parameters, in order
 }
 
 // NewAdam returns Adam with PyTorch's defaults β=(0.9, 0.999), ε=1e-8.
@@ -28,19 +29,16 @@ func NewAdam(groups ...Group) *Adam {
 		for _, p := range g.Params {
 			a.m = append(a.m, make([]float32, p.Len()))
 			a.v = append(a.v, make([]float32, p.Len()))
+			a.params = append(a.params, p)
 		}
 	}
 	return a
 }
 
-// Params lists every parameter of every group, in order.
-func (a *Adam) Params() []*Param {
-	var ps []*Param
-	for _, g := range a.Groups {
-		ps = append(ps, g.Params...)
-	}
-	return ps
-}
+// Params lists every parameter of every group, in order. The slice is
+// made once, by NewAdam (a training step asks for it several times), and
+// must not be modified.
+func (a *Adam) Params() []*Param { return a.params }
 
 // Step applies one update from the current gradients.
 func (a *Adam) Step() {

@@ -102,6 +102,13 @@ type Trainer struct {
 	// noCompanion turns off the other agent's forward pass during
 	// sampling (tests compare the two).
 	noCompanion bool
+
+	// The Teacher's step beside the Student's backward pass: started as
+	// go t.teacherSide(), a function value made once, so that an
+	// iteration allocates nothing; it leaves its loss in teacherLoss.
+	teacherSide func()
+	teacherDone sync.WaitGroup
+	teacherLoss float64
 }
 
 // Iteration reports what one Iterate call did.
@@ -268,17 +275,19 @@ func (t *Trainer) stepTB(role byte, it *Iteration) {
 		}
 		// Once δ is known the Teacher's step and the Student's backward
 		// pass and update are independent: run them side by side.
-		var wg sync.WaitGroup
 		if t.Teacher != nil {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				t.teacherStep(it)
-			}()
+			if t.teacherSide == nil {
+				t.teacherSide = t.runTeacherSide
+			}
+			t.teacherDone.Add(1)
+			go t.teacherSide()
 		}
 		t.tb.Grad(t.Env, t.Student.Model, t.Student.LogZ, &t.batch, t.delta)
 		t.Student.update(cfg.ClipNorm)
-		wg.Wait()
+		if t.Teacher != nil {
+			t.teacherDone.Wait()
+			it.TeacherLoss = t.teacherLoss
+		}
 	}
 	if t.buffer != nil && role != 'B' {
 		t.addToBuffer()
@@ -292,10 +301,21 @@ func (t *Trainer) teacherStep(it *Iteration) {
 	if t.Teacher == nil {
 		return
 	}
+	it.TeacherLoss = t.teacherStepLoss()
+}
+
+func (t *Trainer) teacherStepLoss() float64 {
 	n := t.batch.Len()
 	nn.ZeroGrad(t.Teacher.Params())
-	it.TeacherLoss = t.tbTeacher.Loss(t.Env, t.Teacher.Model, t.Teacher.LogZ, &t.batch, t.logRT, t.extraD[:n], true)
+	loss := t.tbTeacher.Loss(t.Env, t.Teacher.Model, t.Teacher.LogZ, &t.batch, t.logRT, t.extraD[:n], true)
 	t.Teacher.update(t.Cfg.ClipNorm)
+	return loss
+}
+
+// runTeacherSide is teacherStep on its own goroutine (see teacherSide).
+func (t *Trainer) runTeacherSide() {
+	t.teacherLoss = t.teacherStepLoss()
+	t.teacherDone.Done()
 }
 
 // rewards evaluates log R of tr's terminal states into *logR, counting the
