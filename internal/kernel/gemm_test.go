@@ -44,6 +44,24 @@ func randSlice(r *rand.Rand, n int) []float32 {
 	return s
 }
 
+// stored returns the stored shapes of op(A) (m×k) and op(B) (k×n).
+func stored(tA, tB bool, m, n, k int) (ra, ca, rb, cb int) {
+	ra, ca, rb, cb = m, k, k, n
+	if tA {
+		ra, ca = k, m
+	}
+	if tB {
+		rb, cb = n, k
+	}
+	return
+}
+
+// near reports whether a product element summed over k terms is within
+// float32 rounding of the float64 reference.
+func near(got, want float32, k int) bool {
+	return math.Abs(float64(got-want)) <= 1e-4*math.Sqrt(float64(k))*(1+math.Abs(float64(want)))
+}
+
 func TestGemmMatchesReference(t *testing.T) {
 	for _, be := range Available() {
 		t.Run(string(be), func(t *testing.T) {
@@ -67,14 +85,7 @@ func testGemmMatchesReference(t *testing.T) {
 					for _, k := range []int{1, 3, 17, 255} {
 						for _, acc := range []bool{false, true} {
 							name := fmt.Sprintf("tA=%v/tB=%v/%dx%dx%d/acc=%v", tA, tB, m, n, k, acc)
-							ra, ca := m, k
-							if tA {
-								ra, ca = k, m
-							}
-							rb, cb := k, n
-							if tB {
-								rb, cb = n, k
-							}
+							ra, ca, rb, cb := stored(tA, tB, m, n, k)
 							lda, ldb, ldc := ca+1, cb+2, n+3 // strides wider than the rows
 							a := randSlice(r, ra*lda)
 							b := randSlice(r, rb*ldb)
@@ -85,7 +96,7 @@ func testGemmMatchesReference(t *testing.T) {
 							for i := range m {
 								for j := range n {
 									g, w := c[i*ldc+j], want[i*ldc+j]
-									if math.Abs(float64(g-w)) > 1e-4*math.Sqrt(float64(k))*(1+math.Abs(float64(w))) {
+									if !near(g, w, k) {
 										t.Fatalf("%s: C[%d,%d] = %v, want %v", name, i, j, g, w)
 									}
 								}
@@ -118,10 +129,7 @@ func TestGemmPartialPanels(t *testing.T) {
 			for _, n := range []int{32, 40, 64, 96, 160, 200, 256} {
 				for _, k := range []int{256, 300, 600} {
 					for _, tA := range []bool{false, true} {
-						ra, ca := m, k
-						if tA {
-							ra, ca = k, m
-						}
+						ra, ca, _, _ := stored(tA, false, m, n, k)
 						a := randSlice(r, ra*ca)
 						b := randSlice(r, k*n)
 						for _, acc := range []bool{false, true} {
@@ -130,7 +138,7 @@ func TestGemmPartialPanels(t *testing.T) {
 							refGemm(tA, false, m, n, k, a, ca, b, n, want, n, acc)
 							Gemm(tA, false, m, n, k, a, ca, b, n, c, n, acc)
 							for i, w := range want {
-								if math.Abs(float64(c[i]-w)) > 1e-4*math.Sqrt(float64(k))*(1+math.Abs(float64(w))) {
+								if !near(c[i], w, k) {
 									Use(prev)
 									t.Fatalf("%s: tA=%v %dx%dx%d acc=%v: C[%d,%d] = %v, want %v", be, tA, m, n, k, acc, i/n, i%n, c[i], w)
 								}
@@ -189,14 +197,7 @@ func TestGemmSplitAcrossCores(t *testing.T) {
 			m, n, k := s[0], s[1], s[2]
 			for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}} {
 				tA, tB := tr[0], tr[1]
-				ra, ca := m, k
-				if tA {
-					ra, ca = k, m
-				}
-				rb, cb := k, n
-				if tB {
-					rb, cb = n, k
-				}
+				ra, ca, rb, cb := stored(tA, tB, m, n, k)
 				a, b := randSlice(r, ra*ca), randSlice(r, rb*cb)
 				for _, acc := range []bool{false, true} {
 					c := randSlice(r, m*n)
@@ -205,7 +206,7 @@ func TestGemmSplitAcrossCores(t *testing.T) {
 					one := append([]float32(nil), c...)
 					Gemm(tA, tB, m, n, k, a, ca, b, cb, c, n, acc)
 					for i, w := range want {
-						if math.Abs(float64(c[i]-w)) > 1e-4*math.Sqrt(float64(k))*(1+math.Abs(float64(w))) {
+						if !near(c[i], w, k) {
 							Use(prev)
 							t.Fatalf("%s: tA=%v tB=%v %dx%dx%d acc=%v: C[%d,%d] = %v, want %v", be, tA, tB, m, n, k, acc, i/n, i%n, c[i], w)
 						}
@@ -320,14 +321,7 @@ func TestGemmPanicsOnShortSlice(t *testing.T) {
 
 func benchGemm(b *testing.B, tA, tB bool, m, n, k int) {
 	r := rand.New(rand.NewPCG(1, 2))
-	ra, ca := m, k
-	if tA {
-		ra, ca = k, m
-	}
-	rb, cb := k, n
-	if tB {
-		rb, cb = n, k
-	}
+	ra, ca, rb, cb := stored(tA, tB, m, n, k)
 	a := randSlice(r, ra*ca)
 	bb := randSlice(r, rb*cb)
 	c := make([]float32, m*n)
