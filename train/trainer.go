@@ -294,9 +294,7 @@ func (t *Trainer) stepTB(role byte, it *Iteration) {
 	}
 }
 
-// teacherStep trains the Teacher on t.batch with the targets t.logRT. It
-// touches only the Teacher's state (its own TB scratch included), so it can
-// run beside the Student's backward pass.
+// teacherStep trains the Teacher, if any, and records its loss in it.
 func (t *Trainer) teacherStep(it *Iteration) {
 	if t.Teacher == nil {
 		return
@@ -304,6 +302,9 @@ func (t *Trainer) teacherStep(it *Iteration) {
 	it.TeacherLoss = t.teacherStepLoss()
 }
 
+// teacherStepLoss trains the Teacher on t.batch with the targets t.logRT and
+// returns its loss. It touches only the Teacher's state (its own TB scratch
+// included), so it can run beside the Student's backward pass.
 func (t *Trainer) teacherStepLoss() float64 {
 	n := t.batch.Len()
 	nn.ZeroGrad(t.Teacher.Params())

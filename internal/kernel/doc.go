@@ -3,10 +3,10 @@
 // (SIMD assembly) replace the portable Go loops without touching the layers.
 //
 // All matrices are row-major. Gemm splits large products across the
-// available cores, on long-lived worker goroutines (no allocation per
-// product); small ones, and any of at most two micro-panels of rows (a
-// sampling step), run on the calling goroutine. A split never changes the
-// result: each element is summed in the same order whoever computes it. A row of X·W (A not
+// available cores, a goroutine per share, without allocating; small ones,
+// and any of at most two micro-panels of rows (a sampling step), run on the
+// calling goroutine. A split never changes the result: each element is
+// summed in the same order whoever computes it. A row of X·W (A not
 // transposed) comes out with the same bits whatever the other rows are:
 // wide outputs through kernels that sum each element in k order, narrow
 // ones (a policy's logits) as dot products. So a network's passes recorded

@@ -85,7 +85,7 @@ func packTransposed(buf *[]float32, b []float32, ldb, n, k int) []float32 {
 	return bp
 }
 
-// gemmParallel splits the rows of C across workers.
+// gemmParallel splits the rows of C into parts shares.
 func gemmParallel(parts int, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
 	j := newJob()
 	chunk := (m + parts - 1) / parts

@@ -228,8 +228,8 @@ func TestGemmSplitAcrossCores(t *testing.T) {
 }
 
 // TestGemmSplitConcurrentCallers runs split products from several
-// goroutines at once: shares then run on the callers when no worker is
-// idle, and every product must still be exact.
+// goroutines at once, more than there are cores: every product must still
+// come out as when computed alone.
 func TestGemmSplitConcurrentCallers(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	const m, n, k, callers = 600, 128, 128, 4
@@ -262,8 +262,8 @@ func TestGemmSplitConcurrentCallers(t *testing.T) {
 	}
 }
 
-// TestGemmSplitDoesNotAllocate: a product split across cores runs on
-// long-lived workers, without allocating.
+// TestGemmSplitDoesNotAllocate: a product split across cores starts its
+// goroutines and waits for them without allocating.
 func TestGemmSplitDoesNotAllocate(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under the race detector")
