@@ -19,9 +19,13 @@ const (
 // Priorities lists the valid priorities.
 var Priorities = []Priority{Uniform, Reward, Loss, Teacher}
 
-// Buffer holds up to Cap unique terminal states. Not safe for concurrent
-// use.
-type Buffer struct {
+// Elem is the type of a stored object's words: int32 for discrete states,
+// float32 for points of R^d.
+type Elem interface{ ~int32 | ~float32 }
+
+// Buffer holds up to Cap unique objects (terminal states, points), each a
+// vector of stateLen words of type S. Not safe for concurrent use.
+type Buffer[S Elem] struct {
 	Cap        int
 	Priority   Priority
 	RankWeight float64
@@ -29,7 +33,7 @@ type Buffer struct {
 
 	slot map[uint64]int // key -> slot
 	keys []uint64
-	xs   []int32 // slot-major states
+	xs   []S // slot-major states
 	logR []float64
 	prio []float64
 	seq  []uint64 // insertion sequence number of each slot (FIFO order)
@@ -40,6 +44,8 @@ type Buffer struct {
 	head int
 	used int
 	free []int
+	// appended counts Append calls, which make the keys of their entries.
+	appended uint64
 	// byRank lists the entries ordered by priority, highest first (ties
 	// oldest first). It is kept up to date incrementally: entries added
 	// since the last ordering wait in pending and are merged in, and
@@ -56,8 +62,8 @@ type rankEntry struct {
 	slot int
 }
 
-// New returns an empty buffer for states of stateLen words.
-func New(capacity, stateLen int, p Priority) (*Buffer, error) {
+// New returns an empty buffer for states of stateLen words of type S.
+func New[S Elem](capacity, stateLen int, p Priority) (*Buffer[S], error) {
 	if capacity < 1 {
 		return nil, fmt.Errorf("replay: capacity %d must be at least 1", capacity)
 	}
@@ -70,16 +76,16 @@ func New(capacity, stateLen int, p Priority) (*Buffer, error) {
 	}
 	// Storage grows with use: the reference formula gives capacities far
 	// beyond what a run fills on the large grids.
-	return &Buffer{Cap: capacity, Priority: p, RankWeight: 0.01, stateLen: stateLen, slot: make(map[uint64]int)}, nil
+	return &Buffer[S]{Cap: capacity, Priority: p, RankWeight: 0.01, stateLen: stateLen, slot: make(map[uint64]int)}, nil
 }
 
 // Len is the number of stored states.
-func (b *Buffer) Len() int { return len(b.slot) }
+func (b *Buffer[S]) Len() int { return len(b.slot) }
 
 // Add stores x (under key) with its log-reward and priority. An x already
 // present is refreshed: new values, and it becomes the newest. A new x in a
 // full buffer evicts the oldest.
-func (b *Buffer) Add(key uint64, x []int32, logR, priority float64) {
+func (b *Buffer[S]) Add(key uint64, x []S, logR, priority float64) {
 	s, ok := b.slot[key]
 	if !ok {
 		if len(b.slot) >= b.Cap {
@@ -91,7 +97,7 @@ func (b *Buffer) Add(key uint64, x []int32, logR, priority float64) {
 			s = b.used
 			b.used++
 			b.keys = append(b.keys, 0)
-			b.xs = append(b.xs, make([]int32, b.stateLen)...)
+			b.xs = append(b.xs, make([]S, b.stateLen)...)
 			b.logR, b.prio, b.seq = append(b.logR, 0), append(b.prio, 0), append(b.seq, 0)
 		}
 		b.slot[key] = s
@@ -105,7 +111,15 @@ func (b *Buffer) Add(key uint64, x []int32, logR, priority float64) {
 	b.next++
 }
 
-func (b *Buffer) evictOldest() {
+// Append stores x as a new entry that no other entry equals, as for
+// points of R^d, which never repeat: the buffer then keeps every added
+// object until FIFO eviction. Do not mix Append with Add on one buffer.
+func (b *Buffer[S]) Append(x []S, logR, priority float64) {
+	b.appended++
+	b.Add(1<<63|b.appended, x, logR, priority)
+}
+
+func (b *Buffer[S]) evictOldest() {
 	for {
 		e := b.fifo[b.head]
 		b.head++
@@ -125,7 +139,7 @@ func (b *Buffer) evictOldest() {
 
 // Sample draws n entries with replacement and appends their states to xs
 // and log-rewards to logR.
-func (b *Buffer) Sample(n int, rng *rand.Rand, xs []int32, logR []float64) ([]int32, []float64) {
+func (b *Buffer[S]) Sample(n int, rng *rand.Rand, xs []S, logR []float64) ([]S, []float64) {
 	if len(b.slot) == 0 {
 		panic("replay: Sample on an empty buffer")
 	}
@@ -150,7 +164,7 @@ func (b *Buffer) Sample(n int, rng *rand.Rand, xs []int32, logR []float64) ([]in
 // since the last call and merging them in keeps this O(N) per call: the
 // buffer changes by a batch between samples, and a full sort of a 10⁵
 // entry buffer per replay batch dominated training.
-func (b *Buffer) rank() {
+func (b *Buffer[S]) rank() {
 	if len(b.pending) > 0 || len(b.byRank) != len(b.slot) {
 		before := func(x, y rankEntry) bool {
 			if b.prio[x.slot] != b.prio[y.slot] {
@@ -195,7 +209,7 @@ func (b *Buffer) rank() {
 
 // Weights returns the sampling probability of each rank (for tests and
 // inspection).
-func (b *Buffer) Weights() []float64 {
+func (b *Buffer[S]) Weights() []float64 {
 	b.rank()
 	w := make([]float64, len(b.cdf))
 	prev := 0.0

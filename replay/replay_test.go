@@ -7,7 +7,7 @@ import (
 )
 
 func TestFIFOEvictionAndRefresh(t *testing.T) {
-	b, _ := New(3, 1, Reward)
+	b, _ := New[int32](3, 1, Reward)
 	for k := range 3 {
 		b.Add(uint64(k), []int32{int32(k)}, 0, 1)
 	}
@@ -31,7 +31,7 @@ func TestFIFOEvictionAndRefresh(t *testing.T) {
 }
 
 func TestRankWeightsAndSamplingDistribution(t *testing.T) {
-	b, _ := New(100, 1, Reward)
+	b, _ := New[int32](100, 1, Reward)
 	const n = 5
 	for k := range n {
 		// priority k: rank of key k is n-1-k
@@ -66,7 +66,7 @@ func TestRankWeightsAndSamplingDistribution(t *testing.T) {
 }
 
 func TestUniform(t *testing.T) {
-	b, _ := New(10, 2, Uniform)
+	b, _ := New[int32](10, 2, Uniform)
 	for k := range 4 {
 		b.Add(uint64(k), []int32{int32(k), 7}, 0, float64(k*k))
 	}
@@ -87,10 +87,10 @@ func TestUniform(t *testing.T) {
 }
 
 func TestNewRejectsBadInput(t *testing.T) {
-	if _, err := New(0, 1, Reward); err == nil {
+	if _, err := New[int32](0, 1, Reward); err == nil {
 		t.Error("capacity 0 accepted")
 	}
-	if _, err := New(5, 1, "lifo"); err == nil {
+	if _, err := New[int32](5, 1, "lifo"); err == nil {
 		t.Error("unknown priority accepted")
 	}
 }
@@ -98,7 +98,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 // Against a plain ordered list with the reference's OrderedDict semantics.
 func TestMatchesOrderedDict(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
-	b, _ := New(7, 1, Reward)
+	b, _ := New[int32](7, 1, Reward)
 	var order []uint64 // oldest first
 	for step := 0; step < 5000; step++ {
 		k := uint64(rng.IntN(20))
@@ -131,7 +131,7 @@ func TestMatchesOrderedDict(t *testing.T) {
 // priority ties.
 func TestIncrementalRankMatchesFullSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 9))
-	b, _ := New(50, 1, Reward)
+	b, _ := New[int32](50, 1, Reward)
 	for round := range 200 {
 		for range rng.IntN(40) {
 			k := uint64(rng.IntN(120))
@@ -175,7 +175,7 @@ func sortSlots(s []int, prio []float64, seq []uint64) {
 // 16 new states, then a batch of 16 drawn by rank.
 func BenchmarkAddSample(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	buf, _ := New(100000, 4, Teacher)
+	buf, _ := New[int32](100000, 4, Teacher)
 	x := make([]int32, 4)
 	k := uint64(0)
 	for range 100000 {
@@ -190,5 +190,34 @@ func BenchmarkAddSample(b *testing.B) {
 			k++
 		}
 		xs, logR = buf.Sample(16, rng, xs[:0], logR[:0])
+	}
+}
+
+// TestAppendKeepsDistinctFloatPoints: points of R^d appended are distinct
+// entries even when equal, evicted FIFO, and come back bit for bit.
+func TestAppendKeepsDistinctFloatPoints(t *testing.T) {
+	b, err := New[float32](3, 2, Reward)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := [][]float32{{1, 2}, {1, 2}, {-0.5, 3.25}, {7, -7}}
+	for i, x := range pts {
+		b.Append(x, float64(i), float64(i))
+	}
+	if b.Len() != 3 {
+		t.Fatalf("Len %d after 4 appends at capacity 3, want 3", b.Len())
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	xs, logR := b.Sample(200, rng, nil, nil)
+	seen := map[float64]bool{}
+	for k, lr := range logR {
+		seen[lr] = true
+		want := pts[int(lr)]
+		if xs[2*k] != want[0] || xs[2*k+1] != want[1] {
+			t.Fatalf("draw %d: point %v with log R %v, want %v", k, xs[2*k:2*k+2], lr, want)
+		}
+	}
+	if seen[0] || !seen[1] || !seen[2] || !seen[3] {
+		t.Errorf("entries drawn %v: the oldest (0) must be evicted and the rest kept", seen)
 	}
 }

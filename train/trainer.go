@@ -94,7 +94,7 @@ type Trainer struct {
 	schedule  string
 	modes     ModeTester
 	keyer     discrete.TerminalKeyer
-	buffer    *replay.Buffer
+	buffer    *replay.Buffer[int32]
 	bufX      []int32
 	ls        lsState
 	db        dbState
@@ -163,7 +163,7 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 			}
 			capacity = rc.ReplayCapacity()
 		}
-		b, err := replay.New(capacity, stateLen, cfg.Buffer)
+		b, err := replay.New[int32](capacity, stateLen, cfg.Buffer)
 		if err != nil {
 			return nil, err
 		}
