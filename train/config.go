@@ -3,10 +3,10 @@ package train
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gfngo/gfn/replay"
+	"github.com/gfngo/gfn/teacher"
 )
 
 // Method names a training method.
@@ -113,11 +113,21 @@ func (c Config) Steps() int {
 	return s
 }
 
+// Reward is the Teacher's reward of the configuration: the grid reference
+// form or the paper's.
+func (c Config) Reward() teacher.Reward {
+	f := teacher.GridReference
+	if c.TeacherReward == RewardPaper {
+		f = teacher.Paper
+	}
+	return teacher.Reward{Form: f, C: c.C, Alpha: c.Alpha, Eps: c.TeacherEps}
+}
+
 // schedule returns the effective cycle.
-func (c Config) schedule() string {
+func (c Config) schedule() teacher.Schedule {
 	switch {
 	case c.Schedule != "":
-		return c.Schedule
+		return teacher.Schedule(c.Schedule)
 	case c.Method == MethodTeacher && c.Buffer != "":
 		return "SBTB"
 	case c.Method == MethodTeacher:
@@ -157,10 +167,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("temperature %v must be > 0", c.Temperature)
 	case c.TeacherReward != RewardReference && c.TeacherReward != RewardPaper:
 		return fmt.Errorf("teacher reward %q is unknown (allowed: %s, %s)", c.TeacherReward, RewardReference, RewardPaper)
-	case c.C < 0:
-		return fmt.Errorf("C %v must be >= 0", c.C)
-	case c.TeacherReward == RewardPaper && !(c.TeacherEps > 0):
-		return fmt.Errorf("teacher eps %v must be > 0 for the paper reward", c.TeacherEps)
 	case c.NMC < 1:
 		return fmt.Errorf("n-mc %d must be at least 1", c.NMC)
 	}
@@ -169,8 +175,11 @@ func (c Config) Validate() error {
 			return fmt.Errorf("hidden width %d must be at least 1", h)
 		}
 	}
+	if err := c.Reward().Validate(); err != nil {
+		return err
+	}
 	s := c.schedule()
-	if strings.Trim(s, "STB") != "" {
+	if strings.Trim(string(s), "STB") != "" {
 		return fmt.Errorf("schedule %q may only contain S (Student), T (Teacher) and B (buffer)", s)
 	}
 	if c.Method == MethodGAFN && (c.Buffer != "" || c.LocalSearch || c.Objective != ObjectiveTB) {
@@ -179,10 +188,10 @@ func (c Config) Validate() error {
 	if c.Method == MethodGAFN && !(c.GAFNScale >= 0) {
 		return fmt.Errorf("gafn scale %v must be >= 0", c.GAFNScale)
 	}
-	if c.Method != MethodTeacher && strings.Contains(s, "T") {
+	if c.Method != MethodTeacher && s.Count(teacher.Teacher) > 0 {
 		return fmt.Errorf("schedule %q uses the Teacher, which method %q does not have", s, c.Method)
 	}
-	if strings.Contains(s, "B") != (c.Buffer != "") {
+	if (s.Count(teacher.Buffer) > 0) != (c.Buffer != "") {
 		return fmt.Errorf("schedule %q and buffer %q disagree: B slots need a buffer and a buffer needs B slots", s, c.Buffer)
 	}
 	if c.Buffer != "" && !slices.Contains(replay.Priorities, c.Buffer) {
@@ -197,38 +206,6 @@ func (c Config) Validate() error {
 	if c.LocalSearch && (c.LSIterations < 1 || !(c.LSBackRatio > 0 && c.LSBackRatio <= 1)) {
 		return fmt.Errorf("local search needs iterations >= 1 (got %d) and a back ratio in (0, 1] (got %v)", c.LSIterations, c.LSBackRatio)
 	}
-	if !strings.Contains(s, "S") && !strings.Contains(s, "T") {
-		return fmt.Errorf("schedule %q never samples from a policy", s)
-	}
-	return nil
+	return s.Validate(c.Method == MethodTeacher, c.Buffer != "")
 }
 
-// ScheduleFromRatio turns a Student:Teacher:Buffer ratio such as "2:1:3"
-// into a schedule cycle: the Student slots, then the Teacher slots, with
-// the buffer slots spread evenly after them ("1:1:2" gives "SBTB", the
-// reference's grid schedule with a buffer; "2:1:3" gives "SBSBTB").
-func ScheduleFromRatio(ratio string) (string, error) {
-	parts := strings.Split(ratio, ":")
-	if len(parts) != 3 {
-		return "", fmt.Errorf("ratio %q must have the form S:T:B, like 1:1:0", ratio)
-	}
-	var n [3]int
-	for i, p := range parts {
-		v, err := strconv.Atoi(p)
-		if err != nil || v < 0 {
-			return "", fmt.Errorf("ratio %q must have the form S:T:B with counts >= 0", ratio)
-		}
-		n[i] = v
-	}
-	pol := strings.Repeat("S", n[0]) + strings.Repeat("T", n[1])
-	if pol == "" {
-		return "", fmt.Errorf("ratio %q never samples from a policy", ratio)
-	}
-	var b strings.Builder
-	p, c := len(pol), n[2]
-	for i := range p {
-		b.WriteByte(pol[i])
-		b.WriteString(strings.Repeat("B", (i+1)*c/p-i*c/p))
-	}
-	return b.String(), nil
-}

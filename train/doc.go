@@ -1,4 +1,4 @@
-// Package train runs GFlowNet training with an adaptive Teacher (Kim et al.,
+// Package train runs the DAG-MDP family's GFlowNet training with an adaptive Teacher (Kim et al.,
 // "Adaptive teachers for amortized samplers", Algorithm 1): a Student
 // GFlowNet trained with trajectory balance on the target reward, and a
 // Teacher GFlowNet (same architecture, own log Z and Adam) trained with TB
@@ -17,4 +17,8 @@
 //
 // With N_MC > 1 the δ-dependent part is averaged in the log domain over the
 // batch trajectory and N_MC-1 extra trajectories drawn from P_B(·|x).
+//
+// The reward forms, the schedule, the update order and the budget are
+// package teacher's, shared with the other families; this package supplies
+// the grid's sampling, scoring and replay of trajectories.
 package train

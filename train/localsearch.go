@@ -53,7 +53,7 @@ func (t *Trainer) localSearch(searcher *Agent, teacher bool) error {
 		ls.delta = grow(ls.delta, tr.Len())
 		t.tb.Loss(env, t.Student.Model, t.Student.LogZ, tr, logR, ls.delta, false)
 		for b, d := range ls.delta {
-			out[b] = TeacherLogReward(cfg, lossTerm(cfg, d), logR[b])
+			out[b] = t.reward.LogReward(t.reward.Term(d), logR[b])
 		}
 	}
 	score(&t.batch, t.logR, ls.score)

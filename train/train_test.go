@@ -85,30 +85,6 @@ func TestDeterministicFromSeed(t *testing.T) {
 	}
 }
 
-func TestTeacherLogReward(t *testing.T) {
-	cfg := train.DefaultConfig()
-	// Reference form, α = 0: log(log(1 + 1e-3 + w·δ²) + 1e-8).
-	for _, c := range []struct{ delta, w float64 }{{0.5, 20}, {-0.5, 1}, {0, 1}} {
-		term := math.Log(math.Log(1+1e-3+c.w*c.delta*c.delta) + 1e-8)
-		if got := train.TeacherLogReward(cfg, term, math.Log(0.1)); math.Abs(got-term) > 1e-12 {
-			t.Errorf("δ=%v: %v, want %v", c.delta, got, term)
-		}
-	}
-	// Reference form with α: log(log(1+1e-3+wδ²)·R^α + 1e-8).
-	cfg.Alpha = 0.5
-	d, logR := 0.7, math.Log(2.0)
-	lt := math.Log(1 + 1e-3 + 20*d*d)
-	got := train.TeacherLogReward(cfg, math.Log(lt+1e-8), logR)
-	if want := math.Log(lt*math.Sqrt(2) + 1e-8); math.Abs(got-want) > 1e-12 {
-		t.Errorf("reference α=0.5: %v, want %v", got, want)
-	}
-	// Paper form: log(ε + wδ²) + α·log R.
-	cfg.TeacherReward = train.RewardPaper
-	if got := train.TeacherLogReward(cfg, math.Log(1e-3+20*d*d), logR); math.Abs(got-(math.Log(1e-3+20*d*d)+0.5*logR)) > 1e-12 {
-		t.Errorf("paper: %v", got)
-	}
-}
-
 func TestConfigValidate(t *testing.T) {
 	for _, c := range []struct {
 		mod  func(*train.Config)
@@ -243,23 +219,6 @@ func TestLargeGridRunsWithoutEnumeration(t *testing.T) {
 	}
 }
 
-func TestScheduleFromRatio(t *testing.T) {
-	for ratio, want := range map[string]string{"1:1:2": "SBTB", "2:1:3": "SBSBTB", "1:1:0": "ST", "2:2:0": "SSTT", "3:1:2": "SSBSTB", "1:0:1": "SB"} {
-		got, err := train.ScheduleFromRatio(ratio)
-		if err != nil || got != want {
-			t.Errorf("ScheduleFromRatio(%q) = %q, %v; want %q", ratio, got, err, want)
-		}
-	}
-	for _, bad := range []string{"1:1", "a:1:0", "0:0:3", "-1:1:0"} {
-		if _, err := train.ScheduleFromRatio(bad); err == nil {
-			t.Errorf("ratio %q accepted", bad)
-		}
-	}
-}
-
-// Where exact distances are too costly per curve point, curves carry the
-// empirical L1 of fresh samples drawn from their own random stream, so the
-// training run itself is unchanged.
 func TestCurveEmpiricalL1(t *testing.T) {
 	g, _ := hypergrid.New(2, 8, hypergrid.Deceptive)
 	cfg := train.DefaultConfig()

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/replay"
+	"github.com/gfngo/gfn/teacher"
 )
 
 // Agent is one GFlowNet: a policy model, its log Z, and its optimizer.
@@ -91,7 +91,8 @@ type Trainer struct {
 	logRT     []float64
 	extraD    []float64
 	repX      []int32
-	schedule  string
+	schedule  teacher.Schedule
+	reward    teacher.Reward
 	modes     ModeTester
 	keyer     discrete.TerminalKeyer
 	buffer    *replay.Buffer[int32]
@@ -103,12 +104,9 @@ type Trainer struct {
 	// sampling (tests compare the two).
 	noCompanion bool
 
-	// The Teacher's step beside the Student's backward pass: started as
-	// go t.teacherSide(), a function value made once, so that an
-	// iteration allocates nothing; it leaves its loss in teacherLoss.
-	teacherSide func()
-	teacherDone sync.WaitGroup
-	teacherLoss float64
+	// update is the TB round in package teacher's update order, its
+	// functions set once (an iteration then allocates nothing).
+	update teacher.Update
 }
 
 // Iteration reports what one Iterate call did.
@@ -130,6 +128,7 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15))
 	t := &Trainer{
 		Env: env, Cfg: cfg, rng: rng, sampler: discrete.NewSampler(env), schedule: cfg.schedule(),
+		reward: cfg.Reward(),
 	}
 	t.Student = newAgent(env, cfg, cfg.LR, rng)
 	if cfg.Method == MethodTeacher {
@@ -174,10 +173,12 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 
 // Done reports whether the next iteration would exceed the reward-call
 // budget (a replay costs none; local search costs a batch per round).
-func (t *Trainer) Done() bool { return t.RewardCalls+t.nextCost() > t.Cfg.RewardCalls }
+func (t *Trainer) Done() bool {
+	return !(teacher.Budget{Limit: t.Cfg.RewardCalls, Used: t.RewardCalls}).Allows(t.nextCost())
+}
 
 func (t *Trainer) nextCost() int {
-	role := t.schedule[t.Step%len(t.schedule)]
+	role := byte(t.schedule.Role(t.Step))
 	if role == 'B' && t.buffer.Len() > 0 {
 		return 0
 	}
@@ -195,7 +196,7 @@ func (t *Trainer) nextCost() int {
 func (t *Trainer) Iterate() (Iteration, error) {
 	cfg := t.Cfg
 	i := t.Step
-	role := t.schedule[i%len(t.schedule)]
+	role := byte(t.schedule.Role(i))
 	it := Iteration{Role: role, TeacherLoss: math.NaN()}
 	if role == 'B' && t.buffer.Len() == 0 {
 		role = 'S' // nothing to replay yet: sample on-policy instead
@@ -254,52 +255,44 @@ func (t *Trainer) Iterate() (Iteration, error) {
 
 // stepTB trains on t.batch with trajectory balance.
 func (t *Trainer) stepTB(role byte, it *Iteration) {
-	cfg := t.Cfg
 	n := t.batch.Len()
 	it.MeanLength = float64(t.batch.NumTransitions()) / float64(n)
-	// Student TB step. δ is computed before the update, as in the reference.
 	t.delta = grow(t.delta, n)
-	nn.ZeroGrad(t.Student.Params())
-	it.StudentLoss = t.tb.Eval(t.Env, t.Student.Model, t.Student.LogZ, &t.batch, t.logR, t.delta)
-	needRT := t.Teacher != nil || (t.buffer != nil && cfg.Buffer == replay.Teacher)
-	if needRT && cfg.NMC > 1 {
-		// The extra Monte Carlo δ's run the Student again, so its backward
-		// pass must come first; they use the same pre-update parameters.
-		t.tb.Grad(t.Env, t.Student.Model, t.Student.LogZ, &t.batch, t.delta)
-		t.teacherTargets()
-		t.Student.update(cfg.ClipNorm)
-		t.teacherStep(it)
-	} else {
-		if needRT {
-			t.teacherTargets()
-		}
-		// Once δ is known the Teacher's step and the Student's backward
-		// pass and update are independent: run them side by side.
-		if t.Teacher != nil {
-			if t.teacherSide == nil {
-				t.teacherSide = t.runTeacherSide
-			}
-			t.teacherDone.Add(1)
-			go t.teacherSide()
-		}
-		t.tb.Grad(t.Env, t.Student.Model, t.Student.LogZ, &t.batch, t.delta)
-		t.Student.update(cfg.ClipNorm)
-		if t.Teacher != nil {
-			t.teacherDone.Wait()
-			it.TeacherLoss = t.teacherLoss
-		}
+	if t.update.Delta == nil {
+		t.initUpdate()
+	}
+	var tl float64
+	it.StudentLoss, tl = t.update.Run()
+	if t.Teacher != nil {
+		it.TeacherLoss = tl
 	}
 	if t.buffer != nil && role != 'B' {
 		t.addToBuffer()
 	}
 }
 
-// teacherStep trains the Teacher, if any, and records its loss in it.
-func (t *Trainer) teacherStep(it *Iteration) {
-	if t.Teacher == nil {
-		return
+// initUpdate sets up the TB round (package teacher's update order) once:
+// the Student's δ before its update, the Teacher's targets from δ, then
+// the Student's backward pass and update beside the Teacher's step.
+func (t *Trainer) initUpdate() {
+	cfg := t.Cfg
+	u := &t.update
+	u.Delta = func() float64 {
+		nn.ZeroGrad(t.Student.Params())
+		return t.tb.Eval(t.Env, t.Student.Model, t.Student.LogZ, &t.batch, t.logR, t.delta)
 	}
-	it.TeacherLoss = t.teacherStepLoss()
+	needRT := t.Teacher != nil || (t.buffer != nil && cfg.Buffer == replay.Teacher)
+	if needRT {
+		u.Targets = t.teacherTargets
+	}
+	// The extra Monte Carlo δ's run the Student again, so its backward
+	// pass must come first; they use the same pre-update parameters.
+	u.TargetsAfterStudent = needRT && cfg.NMC > 1
+	u.StudentGrad = func() { t.tb.Grad(t.Env, t.Student.Model, t.Student.LogZ, &t.batch, t.delta) }
+	u.StudentUpdate = func() { t.Student.update(cfg.ClipNorm) }
+	if t.Teacher != nil {
+		u.TeacherStep = t.teacherStepLoss
+	}
 }
 
 // teacherStepLoss trains the Teacher on t.batch with the targets t.logRT and
@@ -311,12 +304,6 @@ func (t *Trainer) teacherStepLoss() float64 {
 	loss := t.tbTeacher.Loss(t.Env, t.Teacher.Model, t.Teacher.LogZ, &t.batch, t.logRT, t.extraD[:n], true)
 	t.Teacher.update(t.Cfg.ClipNorm)
 	return loss
-}
-
-// runTeacherSide is teacherStep on its own goroutine (see teacherSide).
-func (t *Trainer) runTeacherSide() {
-	t.teacherLoss = t.teacherStepLoss()
-	t.teacherDone.Done()
 }
 
 // rewards evaluates log R of tr's terminal states into *logR, counting the
@@ -374,7 +361,7 @@ func (t *Trainer) teacherTargets() {
 	t.logRT = grow(t.logRT, n)
 	t.extraD = grow(t.extraD, n)
 	for b := range n {
-		t.logRT[b] = lossTerm(cfg, t.delta[b])
+		t.logRT[b] = t.reward.Term(t.delta[b])
 	}
 	if cfg.NMC > 1 {
 		w := t.Env.StateLen()
@@ -391,41 +378,15 @@ func (t *Trainer) teacherTargets() {
 		}
 		t.tb.Loss(t.Env, t.Student.Model, t.Student.LogZ, &t.extra, lr, ext, false)
 		for k, d := range ext {
-			t.logRT[k%n] += lossTerm(cfg, d)
+			t.logRT[k%n] += t.reward.Term(d)
 		}
 		for b := range n {
 			t.logRT[b] /= float64(cfg.NMC)
 		}
 	}
 	for b := range n {
-		t.logRT[b] = TeacherLogReward(cfg, t.logRT[b], t.logR[b])
+		t.logRT[b] = t.reward.LogReward(t.logRT[b], t.logR[b])
 	}
-}
-
-// lossTerm is the δ-dependent log term that N_MC averages: log(ε + w·δ²)
-// for the paper form, log(log(1 + 1e-3 + w·δ²) + 1e-8) for the reference
-// form with α = 0.
-func lossTerm(cfg Config, d float64) float64 {
-	w := 1.0
-	if d > 0 {
-		w += cfg.C
-	}
-	if cfg.TeacherReward == RewardPaper {
-		return math.Log(cfg.TeacherEps + w*d*d)
-	}
-	return math.Log(math.Log(1+1e-3+w*d*d) + 1e-8)
-}
-
-// TeacherLogReward combines the averaged loss term with the Student's log
-// reward into the Teacher's TB target.
-func TeacherLogReward(cfg Config, term, logR float64) float64 {
-	if cfg.TeacherReward == RewardPaper || cfg.Alpha == 0 {
-		return term + cfg.Alpha*logR
-	}
-	// Reference: log(R_T + 1e-8) with R_T = log(1+1e-3+wδ²)·R^α; undo the
-	// +1e-8 of lossTerm to recover the plain log term first.
-	rt := (math.Exp(term) - 1e-8) * math.Exp(cfg.Alpha*logR)
-	return math.Log(rt + 1e-8)
 }
 
 func grow(s []float64, n int) []float64 {

@@ -16,6 +16,7 @@ import (
 	"github.com/gfngo/gfn/replay"
 	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/task"
+	"github.com/gfngo/gfn/teacher"
 	"github.com/gfngo/gfn/train"
 )
 
@@ -73,11 +74,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if d.Schedule != "" {
 			return usagef("--ratio %q and --schedule %q: give one of them", *ratio, d.Schedule)
 		}
-		sched, err := train.ScheduleFromRatio(*ratio)
+		sched, err := teacher.FromRatio(*ratio)
 		if err != nil {
 			return usageError{err}
 		}
-		d.Schedule = sched
+		d.Schedule = string(sched)
 	}
 	d.RewardCalls = *calls
 	if *calls == 0 {

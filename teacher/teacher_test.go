@@ -1,0 +1,193 @@
+package teacher_test
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gfngo/gfn/teacher"
+)
+
+// TestRewardFixedValues checks every form against values computed by hand
+// (Python's math module) from the formulas of the package comment.
+func TestRewardFixedValues(t *testing.T) {
+	cases := []struct {
+		delta, logR, alpha  float64
+		grid, loglog, paper float64
+	}{
+		{1.5, -2, 0, 1.3425156940582417, 1.1496358215947855, 3.806684711745632},
+		{-0.7, -2, 0.5, -1.917674030777526, -2.5144076792418026, -1.7113111511876165},
+		{2, 1, 0.5, 1.9803449994758469, 1.8120008023827907, 4.8820391345957574},
+		{0, -3, 0.5, -8.408210232483661, -8.408255070773826, -8.407755278982137},
+	}
+	for _, c := range cases {
+		for _, f := range []struct {
+			form teacher.Form
+			want float64
+		}{{teacher.GridReference, c.grid}, {teacher.LogLog, c.loglog}, {teacher.Paper, c.paper}} {
+			r := teacher.Reward{Form: f.form, C: 19, Alpha: c.alpha, Eps: 1e-3}
+			if err := r.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			got := r.LogReward(r.Term(c.delta), c.logR)
+			if math.Abs(got-f.want) > 1e-12*math.Max(1, math.Abs(f.want)) {
+				t.Errorf("%s δ=%v log R=%v α=%v: log R_T = %.17g, want %.17g", f.form, c.delta, c.logR, c.alpha, got, f.want)
+			}
+		}
+	}
+}
+
+func TestFloorAndAdvantage(t *testing.T) {
+	r := teacher.Reward{Form: teacher.LogLog, C: 19}
+	if got, want := r.Floor(), -6.9082550697742375; math.Abs(got-want) > 1e-12 {
+		t.Errorf("log-of-log floor %.17g, want %.17g", got, want)
+	}
+	// The advantage log(1.001 + w·δ²/2) is the exponential of the term.
+	for _, d := range []float64{-2, -0.1, 0.3, 4} {
+		w := 1.0
+		if d > 0 {
+			w = 20
+		}
+		if got, want := teacher.Advantage(r.Term(d)), math.Log(1.001+w*d*d/2); math.Abs(got-want) > 1e-14 {
+			t.Errorf("δ=%v: advantage %v, want %v", d, got, want)
+		}
+	}
+	// The under-sampled side weighs C+1 times more.
+	if r.Term(1) <= r.Term(-1) {
+		t.Errorf("term(δ=1) %v must exceed term(δ=-1) %v with C = 19", r.Term(1), r.Term(-1))
+	}
+}
+
+func TestRewardValidate(t *testing.T) {
+	cases := []struct {
+		r    teacher.Reward
+		want string
+	}{
+		{teacher.Reward{Form: "mine", C: 19}, `reward form "mine" is unknown`},
+		{teacher.Reward{Form: teacher.Paper, C: 19}, "eps 0 must be > 0"},
+		{teacher.Reward{Form: teacher.LogLog, C: -1}, "C -1 must be"},
+		{teacher.Reward{Form: teacher.LogLog, C: 1, Alpha: math.NaN()}, "alpha NaN"},
+	}
+	for _, c := range cases {
+		err := c.r.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "teacher: ") {
+			t.Errorf("%+v: error %v, want one containing %q", c.r, err, c.want)
+		}
+	}
+}
+
+func TestFromRatio(t *testing.T) {
+	cases := map[string]string{"1:1:0": "ST", "1:1:2": "SBTB", "2:1:3": "SBSBTB", "2:2:0": "SSTT", "1:0:1": "SB", "2:1:1": "SSTB"}
+	for ratio, want := range cases {
+		got, err := teacher.FromRatio(ratio)
+		if err != nil || string(got) != want {
+			t.Errorf("FromRatio(%q) = %q, %v; want %q", ratio, got, err, want)
+		}
+	}
+	for _, bad := range []string{"1:1", "a:1:1", "0:0:3", "-1:2:0"} {
+		if _, err := teacher.FromRatio(bad); err == nil {
+			t.Errorf("FromRatio(%q) accepted", bad)
+		}
+	}
+}
+
+func TestSchedule(t *testing.T) {
+	s := teacher.Schedule("STSB")
+	var roles []teacher.Role
+	for i := range 6 {
+		roles = append(roles, s.Role(i))
+	}
+	if string(roles) != "STSBST" || s.Count(teacher.Student) != 2 || s.Count(teacher.Buffer) != 1 {
+		t.Errorf("roles %q, counts S %d B %d", string(roles), s.Count(teacher.Student), s.Count(teacher.Buffer))
+	}
+	if err := s.Validate(true, true); err != nil {
+		t.Error(err)
+	}
+	for _, c := range []struct {
+		s               teacher.Schedule
+		teacher, buffer bool
+	}{{"", true, true}, {"SXT", true, true}, {"BB", true, true}, {"ST", false, true}, {"SB", true, false}} {
+		if err := c.s.Validate(c.teacher, c.buffer); err == nil {
+			t.Errorf("schedule %q (teacher %v, buffer %v) accepted", c.s, c.teacher, c.buffer)
+		}
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	xs := []float64{3, 1, 4, 1, 5, 9, 2, 6}
+	orig := slices.Clone(xs)
+	// numpy.percentile(xs, q) for q = 0, 50, 90, 100.
+	for q, want := range map[float64]float64{0: 1, 50: 3.5, 90: 6.9, 100: 9, 25: 1.75} {
+		got, err := teacher.Percentile(xs, q)
+		if err != nil || math.Abs(got-want) > 1e-12 {
+			t.Errorf("Percentile(%v) = %v, %v; want %v", q, got, err, want)
+		}
+	}
+	if !slices.Equal(xs, orig) {
+		t.Error("Percentile modified its input")
+	}
+	if _, err := teacher.Percentile(nil, 50); err == nil {
+		t.Error("no values accepted")
+	}
+	if _, err := teacher.Percentile(xs, 101); err == nil {
+		t.Error("q = 101 accepted")
+	}
+	if _, err := teacher.Percentile([]float64{1, math.NaN()}, 50); err == nil {
+		t.Error("NaN accepted")
+	}
+}
+
+func TestBudget(t *testing.T) {
+	b := teacher.Budget{Limit: 100}
+	b.Spend(60)
+	if !b.Allows(40) || b.Allows(41) {
+		t.Errorf("budget %+v: allows 40 %v, 41 %v", b, b.Allows(40), b.Allows(41))
+	}
+	if !(teacher.Budget{}).Allows(1 << 40) {
+		t.Error("the zero budget must be unlimited")
+	}
+}
+
+// TestUpdateOrder checks the round's order: δ first, targets before the
+// Teacher's step, the Student's gradient before its update; sequential
+// when the targets need the Student's backward pass first. The Teacher's
+// step runs concurrently with the Student's, so the log is guarded.
+func TestUpdateOrder(t *testing.T) {
+	for _, after := range []bool{false, true} {
+		var mu sync.Mutex
+		var log []string
+		rec := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
+		u := teacher.Update{
+			Delta:               func() float64 { rec("delta"); return 1.5 },
+			Targets:             func() { rec("targets") },
+			StudentGrad:         func() { rec("grad") },
+			StudentUpdate:       func() { rec("update") },
+			TeacherStep:         func() float64 { rec("teacher"); return 2.5 },
+			TargetsAfterStudent: after,
+		}
+		for range 3 {
+			log = log[:0]
+			s, tl := u.Run()
+			if s != 1.5 || tl != 2.5 {
+				t.Fatalf("losses %v, %v; want 1.5, 2.5", s, tl)
+			}
+			pos := map[string]int{}
+			for i, e := range log {
+				pos[e] = i
+			}
+			if len(log) != 5 || pos["delta"] != 0 || pos["targets"] > pos["teacher"] || pos["grad"] > pos["update"] || pos["targets"] < pos["delta"] {
+				t.Fatalf("after=%v: order %v", after, log)
+			}
+			if after && !slices.Equal(log, []string{"delta", "grad", "targets", "update", "teacher"}) {
+				t.Fatalf("sequential order %v", log)
+			}
+		}
+	}
+	// Without a Teacher.
+	u := teacher.Update{Delta: func() float64 { return 1 }, StudentGrad: func() {}, StudentUpdate: func() {}}
+	if s, tl := u.Run(); s != 1 || tl != 0 {
+		t.Errorf("no Teacher: losses %v, %v", s, tl)
+	}
+}
