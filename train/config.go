@@ -208,4 +208,3 @@ func (c Config) Validate() error {
 	}
 	return s.Validate(c.Method == MethodTeacher, c.Buffer != "")
 }
-
