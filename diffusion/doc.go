@@ -1,0 +1,28 @@
+// Package diffusion is the GFlowNet family of diffusion samplers over R^d
+// (Zhang & Chen 2022; Sendera et al. 2024), trained with trajectory balance
+// and, optionally, an adaptive Teacher (package teacher).
+//
+// A trajectory is x_0 = 0, x_1, …, x_T with dt = 1/T. The forward policy is
+// an Euler–Maruyama step of a learned drift u and log-variance λ (fixed at
+// log σ² or learned as log σ² + ρ·tanh(v)):
+//
+//	P_F(x_{i+1} | x_i) = N(x_{i+1}; x_i + dt·u(x_i, i·dt), dt·e^λ·I)
+//
+// and the backward policy is the fixed Brownian bridge pinned at x_0 = 0:
+//
+//	P_B(x_i | x_{i+1}) = N(x_i; x_{i+1}·i/(i+1), σ²·dt·i/(i+1)·I), i ≥ 1,
+//
+// with P_B(x_0 | x_1) = 1. Exploration samples with the per-step variance
+// dt·e^λ + f² but scores log P_F with dt·e^λ. Trajectory balance for a
+// trajectory τ ending at x is
+//
+//	δ(τ) = log R(x) + Σ log P_B − Σ log P_F − log Z,  loss = mean ½·δ²,
+//
+// whose gradient reaches the network only through log P_F (states carry no
+// gradient) and log Z. All log-densities are exact Gaussians computed in
+// float64 from float32 states.
+//
+// The policy network is a parameter (the Policy interface; package timenet
+// has the reference code's two architectures), and the target is any
+// energy.Energy.
+package diffusion

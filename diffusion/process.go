@@ -1,0 +1,218 @@
+package diffusion
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/gfngo/gfn/nn"
+)
+
+// Policy is a time-conditioned network: for rows x (n×d) in consecutive
+// blocks of n/len(t) rows sharing the time t[k], it returns n×2d outputs,
+// the drift u then the raw log-variance v (timenet.Net implements it).
+// Backward takes the gradient with respect to the most recent Forward's
+// output (and may overwrite it) and accumulates the parameter gradients.
+type Policy interface {
+	Dim() int
+	Forward(x *nn.Matrix, t []float32) *nn.Matrix
+	Backward(dy *nn.Matrix)
+	Params() []*nn.Param
+}
+
+// Process is the discretised diffusion: Steps steps of dt = 1/Steps from
+// x_0 = 0 with diffusion coefficient σ² = Sigma2.
+type Process struct {
+	Dim    int
+	Steps  int     // T (100 in the paper)
+	Sigma2 float64 // σ² (the reference code's t_scale)
+	// LearnedVariance makes the network's last Dim outputs set the
+	// log-variance λ = log σ² + VarianceRange·tanh(v); otherwise λ = log σ².
+	LearnedVariance bool
+	VarianceRange   float64 // ρ (4 in the reference code)
+}
+
+// Validate reports an invalid process, naming the value.
+func (p Process) Validate() error {
+	switch {
+	case p.Dim < 1:
+		return fmt.Errorf("diffusion: dimension %d must be at least 1", p.Dim)
+	case p.Steps < 1:
+		return fmt.Errorf("diffusion: steps %d must be at least 1", p.Steps)
+	case !(p.Sigma2 > 0) || math.IsInf(p.Sigma2, 0):
+		return fmt.Errorf("diffusion: sigma^2 %v must be finite and > 0", p.Sigma2)
+	case p.LearnedVariance && !(p.VarianceRange > 0):
+		return fmt.Errorf("diffusion: variance range %v must be > 0 with a learned variance", p.VarianceRange)
+	}
+	return nil
+}
+
+// dt is the step size 1/T.
+func (p Process) dt() float64 { return 1 / float64(p.Steps) }
+
+// Times returns t_i = i·dt for i = 0..T-1, the times of the forward steps.
+func (p Process) Times() []float32 {
+	ts := make([]float32, p.Steps)
+	for i := range ts {
+		ts[i] = float32(float64(i) * p.dt())
+	}
+	return ts
+}
+
+// logVar is λ for a raw output v.
+func (p Process) logVar(v float32) float64 {
+	if !p.LearnedVariance {
+		return math.Log(p.Sigma2)
+	}
+	return math.Log(p.Sigma2) + p.VarianceRange*math.Tanh(float64(v))
+}
+
+// Batch holds n trajectories, step-major: the states of step i are the
+// rows X[i·n·d : (i+1)·n·d] (n×d), i = 0..T, so that one step is one block
+// of network rows.
+type Batch struct {
+	N, Dim, Steps int
+	X             []float32
+	// LogPF and LogPB are each trajectory's Σ log P_F (set by SampleForward
+	// with the policy that sampled it, or by TB.Eval) and Σ log P_B.
+	LogPF, LogPB []float64
+}
+
+// Reset shapes b for n trajectories of p, reusing its storage.
+func (b *Batch) Reset(p Process, n int) {
+	b.N, b.Dim, b.Steps = n, p.Dim, p.Steps
+	m := (p.Steps + 1) * n * p.Dim
+	if cap(b.X) < m {
+		b.X = make([]float32, m)
+	}
+	b.X = b.X[:m]
+	b.LogPF = growF(b.LogPF, n)
+	b.LogPB = growF(b.LogPB, n)
+}
+
+// Step returns the states of step i (n×d rows, aliasing X).
+func (b *Batch) Step(i int) []float32 { return b.X[i*b.N*b.Dim : (i+1)*b.N*b.Dim] }
+
+// Final returns the terminal states x_T (n×d rows, aliasing X).
+func (b *Batch) Final() []float32 { return b.Step(b.Steps) }
+
+// Keep reduces the batch to the trajectories rows (in that order).
+func (b *Batch) Keep(rows []int) {
+	d := b.Dim
+	for i := 0; i <= b.Steps; i++ {
+		src := b.X[i*b.N*d : (i+1)*b.N*d]
+		dst := b.X[i*len(rows)*d : (i+1)*len(rows)*d]
+		for k, r := range rows {
+			copy(dst[k*d:(k+1)*d], src[r*d:(r+1)*d]) // r ≥ k: never overwrites a row still to be read
+		}
+	}
+	for k, r := range rows {
+		b.LogPF[k], b.LogPB[k] = b.LogPF[r], b.LogPB[r]
+	}
+	b.N = len(rows)
+	b.X = b.X[:(b.Steps+1)*b.N*d]
+	b.LogPF, b.LogPB = b.LogPF[:b.N], b.LogPB[:b.N]
+}
+
+var log2Pi = math.Log(2 * math.Pi)
+
+// SampleOptions control forward sampling.
+type SampleOptions struct {
+	// Explore is f: the per-step noise variance is dt·e^λ + f² (0: none).
+	Explore float64
+}
+
+// Sampler draws trajectories; it keeps scratch space between calls (not
+// safe for concurrent use).
+type Sampler struct {
+	x  nn.Matrix
+	ts [1]float32
+}
+
+// Forward draws n trajectories from the policy, filling dst's states,
+// LogPF (scored with the policy's own variance, without exploration) and
+// LogPB.
+func (s *Sampler) Forward(p Process, net Policy, n int, opt SampleOptions, rng *rand.Rand, dst *Batch) {
+	if net.Dim() != p.Dim {
+		panic(fmt.Sprintf("diffusion: policy of dimension %d for a process of dimension %d", net.Dim(), p.Dim))
+	}
+	dst.Reset(p, n)
+	d, dt := p.Dim, p.dt()
+	clear(dst.Step(0))
+	clear(dst.LogPF)
+	f2 := opt.Explore * opt.Explore
+	for i := range p.Steps {
+		s.x.Rows, s.x.Cols, s.x.Data = n, d, dst.Step(i)
+		s.ts[0] = float32(float64(i) * dt)
+		out := net.Forward(&s.x, s.ts[:])
+		xi, xn := dst.Step(i), dst.Step(i+1)
+		for b := range n {
+			o := out.Row(b)
+			var lp float64
+			for k := range d {
+				lv := p.logVar(o[d+k])
+				v := dt * math.Exp(lv)
+				mean := float64(xi[b*d+k]) + dt*float64(o[k])
+				x := float32(mean + math.Sqrt(v+f2)*rng.NormFloat64())
+				xn[b*d+k] = x
+				r := float64(x) - mean
+				lp += r*r/v + log2Pi + math.Log(dt) + lv
+			}
+			dst.LogPF[b] -= lp / 2
+		}
+	}
+	p.ScoreBackward(dst)
+}
+
+// Backward draws n trajectories ending at the rows of x (n×d) from the
+// Brownian bridge P_B, filling dst's states and LogPB (LogPF is zeroed:
+// score it with TB.Eval).
+func (s *Sampler) Backward(p Process, x []float32, n int, rng *rand.Rand, dst *Batch) {
+	if len(x) < n*p.Dim {
+		panic(fmt.Sprintf("diffusion: %d values are fewer than %d points of dimension %d", len(x), n, p.Dim))
+	}
+	dst.Reset(p, n)
+	d, dt := p.Dim, p.dt()
+	copy(dst.Final(), x[:n*d])
+	clear(dst.Step(0))
+	clear(dst.LogPF)
+	clear(dst.LogPB)
+	for i := p.Steps - 1; i >= 1; i-- {
+		// x_i | x_{i+1} ~ N(x_{i+1}·i/(i+1), σ²·dt·i/(i+1)).
+		a := float64(i) / float64(i+1)
+		sd := math.Sqrt(p.Sigma2 * dt * a)
+		cur, prev := dst.Step(i+1), dst.Step(i)
+		for j := range prev {
+			prev[j] = float32(float64(cur[j])*a + sd*rng.NormFloat64())
+		}
+	}
+	p.ScoreBackward(dst)
+}
+
+// ScoreBackward sets b.LogPB to each trajectory's Σ_{i≥1} log P_B(x_i |
+// x_{i+1}) under the Brownian bridge.
+func (p Process) ScoreBackward(b *Batch) {
+	d, dt := p.Dim, p.dt()
+	clear(b.LogPB)
+	for i := 1; i < p.Steps; i++ {
+		a := float64(i) / float64(i+1)
+		v := p.Sigma2 * dt * a
+		c := float64(d) * (log2Pi + math.Log(v))
+		cur, prev := b.Step(i+1), b.Step(i)
+		for r := range b.N {
+			var q float64
+			for k := r * d; k < (r+1)*d; k++ {
+				e := float64(prev[k]) - float64(cur[k])*a
+				q += e * e
+			}
+			b.LogPB[r] -= (q/v + c) / 2
+		}
+	}
+}
+
+func growF(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n, n+n/4)
+	}
+	return s[:n]
+}

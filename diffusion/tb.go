@@ -1,0 +1,151 @@
+package diffusion
+
+import (
+	"math"
+
+	"github.com/gfngo/gfn/nn"
+)
+
+// TB evaluates and differentiates trajectory balance for a policy on a
+// batch. It keeps scratch space (not safe for concurrent use; give each
+// agent its own).
+type TB struct {
+	// MaxRows bounds the rows of one network pass. 0 runs every step of
+	// the batch in one pass, whose activations Grad then reuses (the
+	// cheapest, T·n rows of activations in memory); otherwise whole steps
+	// are processed in chunks, and Grad recomputes each chunk's forward
+	// pass.
+	MaxRows int
+
+	x, dy nn.Matrix
+	ts    []float32
+	// out is the output of Eval's single pass (nil after a chunked Eval).
+	out *nn.Matrix
+}
+
+// chunk is the number of steps per network pass.
+func (tb *TB) chunk(p Process, n int) int {
+	if tb.MaxRows <= 0 || tb.MaxRows >= p.Steps*n {
+		return p.Steps
+	}
+	return max(tb.MaxRows/n, 1)
+}
+
+// forward runs the policy on steps [i0, i0+k) of b.
+func (tb *TB) forward(p Process, net Policy, b *Batch, i0, k int) *nn.Matrix {
+	d := p.Dim
+	tb.x.Rows, tb.x.Cols, tb.x.Data = k*b.N, d, b.X[i0*b.N*d:(i0+k)*b.N*d]
+	if cap(tb.ts) < k {
+		tb.ts = make([]float32, p.Steps)
+	}
+	tb.ts = tb.ts[:k]
+	for j := range k {
+		tb.ts[j] = float32(float64(i0+j) * p.dt())
+	}
+	return net.Forward(&tb.x, tb.ts)
+}
+
+// Eval sets b.LogPF to each trajectory's Σ log P_F under net, writes
+// δ_b = logR_b + LogPB_b − LogPF_b − logZ into delta and returns the loss,
+// the mean of ½·δ².
+func (tb *TB) Eval(p Process, net Policy, logZ float64, b *Batch, logR, delta []float64) float64 {
+	n := b.N
+	clear(b.LogPF[:n])
+	k := tb.chunk(p, n)
+	tb.out = nil
+	for i0 := 0; i0 < p.Steps; i0 += k {
+		kk := min(k, p.Steps-i0)
+		out := tb.forward(p, net, b, i0, kk)
+		scoreRows(p, out, b, i0, kk, b.LogPF)
+		if kk == p.Steps {
+			tb.out = out
+		}
+	}
+	var loss float64
+	for r := range n {
+		delta[r] = logR[r] + b.LogPB[r] - b.LogPF[r] - logZ
+		loss += delta[r] * delta[r] / 2
+	}
+	return loss / float64(n)
+}
+
+// Grad accumulates into the parameters' gradients (and logZ.Grad, if logZ
+// is not nil) the gradient of Eval's loss, given its δ. When Eval ran one
+// pass over the whole batch, net must not have run another Forward since:
+// Grad reuses that pass's activations.
+func (tb *TB) Grad(p Process, net Policy, logZ *nn.Param, b *Batch, delta []float64) {
+	n := b.N
+	// ∂loss/∂Σlog P_F = −δ/n, ∂loss/∂log Z = −mean δ.
+	var sum float64
+	for _, v := range delta[:n] {
+		sum += v
+	}
+	if logZ != nil {
+		logZ.Grad[0] += float32(-sum / float64(n))
+	}
+	scale := -1 / float64(n)
+	if tb.out != nil {
+		gradRows(p, tb.out, b, 0, p.Steps, delta, scale, &tb.dy)
+		net.Backward(&tb.dy)
+		tb.out = nil
+		return
+	}
+	k := tb.chunk(p, n)
+	for i0 := 0; i0 < p.Steps; i0 += k {
+		kk := min(k, p.Steps-i0)
+		out := tb.forward(p, net, b, i0, kk)
+		gradRows(p, out, b, i0, kk, delta, scale, &tb.dy)
+		net.Backward(&tb.dy)
+	}
+}
+
+// scoreRows adds each trajectory's log P_F of steps [i0, i0+k), from the
+// policy outputs out (k·n rows), into logPF.
+func scoreRows(p Process, out *nn.Matrix, b *Batch, i0, k int, logPF []float64) {
+	n, d, dt := b.N, p.Dim, p.dt()
+	ldt := math.Log(dt)
+	for j := range k {
+		xi, xn := b.Step(i0+j), b.Step(i0+j+1)
+		for r := range n {
+			o := out.Row(j*n + r)
+			var lp float64
+			for c := range d {
+				lv := p.logVar(o[d+c])
+				res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*float64(o[c])
+				lp += res*res/(dt*math.Exp(lv)) + log2Pi + ldt + lv
+			}
+			logPF[r] -= lp / 2
+		}
+	}
+}
+
+// gradRows sets dy (k·n × 2d) to the gradient of Σ_r scale·δ_r·Σ_i log
+// P_F(r, i) with respect to the outputs of steps [i0, i0+k):
+//
+//	∂log P_F/∂u_c = res_c/e^λ_c,  ∂log P_F/∂λ_c = ½(res_c²/(dt·e^λ_c) − 1),
+//
+// with res = x_{i+1} − x_i − dt·u and, for a learned variance,
+// ∂λ/∂v = ρ·(1 − tanh² v).
+func gradRows(p Process, out *nn.Matrix, b *Batch, i0, k int, delta []float64, scale float64, dy *nn.Matrix) {
+	n, d, dt := b.N, p.Dim, p.dt()
+	dy.Resize(k*n, 2*d)
+	for j := range k {
+		xi, xn := b.Step(i0+j), b.Step(i0+j+1)
+		for r := range n {
+			o, g := out.Row(j*n+r), dy.Row(j*n+r)
+			w := scale * delta[r]
+			for c := range d {
+				lv := p.logVar(o[d+c])
+				ev := math.Exp(lv)
+				res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*float64(o[c])
+				g[c] = float32(w * res / ev)
+				if p.LearnedVariance {
+					th := math.Tanh(float64(o[d+c]))
+					g[d+c] = float32(w * (res*res/(dt*ev) - 1) / 2 * p.VarianceRange * (1 - th*th))
+				} else {
+					g[d+c] = 0
+				}
+			}
+		}
+	}
+}
