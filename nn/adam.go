@@ -12,11 +12,13 @@ type Group struct {
 	LR     float64
 }
 
-// Adam is torch.optim.Adam (no weight decay, no amsgrad) with parameter
-// groups.
+// Adam is torch.optim.Adam (no amsgrad) with parameter groups.
 type Adam struct {
 	Groups            []Group
 	Beta1, Beta2, Eps float64
+	// WeightDecay is torch's coupled L2 penalty: each step uses the
+	// gradient g + WeightDecay·θ (0: none).
+	WeightDecay float64
 	Steps             int
 	m, v              [][]float32 // per parameter, in group order
 	params            []*Param    // every group's parameters, in order
@@ -54,6 +56,12 @@ func (a *Adam) Step() {
 	for _, g := range a.Groups {
 		c.Step = float32(g.LR / bc1)
 		for _, p := range g.Params {
+			if a.WeightDecay != 0 {
+				wd := float32(a.WeightDecay)
+				for i, v := range p.Value {
+					p.Grad[i] += wd * v
+				}
+			}
 			kernel.Adam(p.Value, p.Grad[:len(p.Value)], a.m[k], a.v[k], c)
 			k++
 		}

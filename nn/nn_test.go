@@ -187,7 +187,15 @@ func TestPyTorchDefaultInit(t *testing.T) {
 // adamRef is Adam in float64, written from the paper's pseudo-code.
 type adamRef struct{ m, v []float64 }
 
+// TestAdamMatchesReference also covers torch's coupled weight decay
+// (g + λ·θ).
 func TestAdamMatchesReference(t *testing.T) {
+	for _, wd := range []float64{0, 0.05} {
+		adamCase(t, wd)
+	}
+}
+
+func adamCase(t *testing.T, wd float64) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	p := NewParam("w", 5)
 	q := NewParam("z")
@@ -195,6 +203,7 @@ func TestAdamMatchesReference(t *testing.T) {
 		p.Value[i] = float32(rng.NormFloat64())
 	}
 	opt := NewAdam(Group{Params: []*Param{p}, LR: 1e-3}, Group{Params: []*Param{q}, LR: 0.1})
+	opt.WeightDecay = wd
 	w := []float64{}
 	for _, v := range append(append([]float32{}, p.Value...), q.Value...) {
 		w = append(w, float64(v))
@@ -216,6 +225,7 @@ func TestAdamMatchesReference(t *testing.T) {
 		}
 		opt.Step()
 		for i := range w {
+			g[i] += wd * w[i]
 			ref.m[i] = 0.9*ref.m[i] + 0.1*g[i]
 			ref.v[i] = 0.999*ref.v[i] + 0.001*g[i]*g[i]
 			mh := ref.m[i] / (1 - math.Pow(0.9, float64(step)))
@@ -226,7 +236,7 @@ func TestAdamMatchesReference(t *testing.T) {
 	got := append(append([]float32{}, p.Value...), q.Value...)
 	for i := range w {
 		if math.Abs(float64(got[i])-w[i]) > 1e-4 {
-			t.Errorf("param %d = %v, reference %v", i, got[i], w[i])
+			t.Errorf("weight decay %v: param %d = %v, reference %v", wd, i, got[i], w[i])
 		}
 	}
 }
