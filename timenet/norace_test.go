@@ -1,0 +1,5 @@
+//go:build !race
+
+package timenet
+
+const raceEnabled = false

@@ -1,0 +1,263 @@
+package timenet
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/gfngo/gfn/internal/kernel"
+	"github.com/gfngo/gfn/nn"
+)
+
+// Architectures accepted by Config.Arch.
+const (
+	Reference = "reference" // the reference code's default Fourier-feature MLP
+	PIS       = "pis"       // the path-integral-sampler network (pis_architectures)
+)
+
+// Defaults of the reference code's train.py (hidden_dim, s_emb_dim,
+// t_emb_dim and harmonics_dim are all 256; joint_layers is 2).
+const (
+	DefaultHidden      = 256
+	DefaultJointLayers = 2
+)
+
+// Config describes a network. The zero value is the reference code's
+// default network: Reference, width 256, 256 harmonics, 2 joint layers.
+type Config struct {
+	// Arch is Reference or PIS; "" means Reference.
+	Arch string
+	// Hidden is the width h of the hidden layers; 0 means DefaultHidden.
+	Hidden int
+	// Harmonics is the number H of Fourier frequencies (2H time features);
+	// 0 means Hidden, as both reference codes' defaults have it (256 in
+	// adaptive-teacher, 64 in gfn-diffusion).
+	Harmonics int
+	// StateEmb and TimeEmb are the widths S and τ of the state and time
+	// embeddings (s_emb_dim, t_emb_dim); 0 means Hidden. PIS adds the two
+	// embeddings and feeds them to h-wide layers, so it needs both equal to
+	// Hidden.
+	StateEmb, TimeEmb int
+	// JointLayers is the number L of hidden (GELU) layers of the joint
+	// network; 0 means DefaultJointLayers. For PIS it is the reference's
+	// joint_layers. The reference code's default network has exactly 2
+	// (its JointPolicy ignores joint_layers); other values extend it with
+	// h×h layers.
+	JointLayers int
+}
+
+// resolved returns c with its defaults filled in, or an error naming the
+// first invalid field.
+func (c Config) resolved() (Config, error) {
+	if c.Arch == "" {
+		c.Arch = Reference
+	}
+	if c.Arch != Reference && c.Arch != PIS {
+		return c, fmt.Errorf("timenet: Arch = %q, want %q or %q", c.Arch, Reference, PIS)
+	}
+	if c.Hidden < 0 || c.Harmonics < 0 || c.StateEmb < 0 || c.TimeEmb < 0 || c.JointLayers < 0 {
+		return c, fmt.Errorf("timenet: negative size in %+v, want sizes ≥ 0 (0 means the default)", c)
+	}
+	if c.Hidden == 0 {
+		c.Hidden = DefaultHidden
+	}
+	if c.Harmonics == 0 {
+		c.Harmonics = c.Hidden
+	}
+	if c.StateEmb == 0 {
+		c.StateEmb = c.Hidden
+	}
+	if c.TimeEmb == 0 {
+		c.TimeEmb = c.Hidden
+	}
+	if c.JointLayers == 0 {
+		c.JointLayers = DefaultJointLayers
+	}
+	if c.Arch == PIS && (c.StateEmb != c.Hidden || c.TimeEmb != c.Hidden) {
+		return c, fmt.Errorf("timenet: PIS with StateEmb = %d, TimeEmb = %d, Hidden = %d: the embeddings are added and fed to Hidden-wide layers, so all three must be equal", c.StateEmb, c.TimeEmb, c.Hidden)
+	}
+	return c, nil
+}
+
+// Net is a time-conditioned policy network: for rows x (n×d) it returns
+// n×2d outputs, the drift u (first d columns), then the raw log-variance v.
+type Net interface {
+	// Dim is the state dimension d.
+	Dim() int
+	// Forward evaluates the network on the rows of x, where consecutive
+	// blocks of x.Rows/len(t) rows share the time t[k] (one block per
+	// sampling step; several steps can be batched in one call for larger
+	// matrix products). x must have Dim() columns and a multiple of len(t)
+	// rows, and must stay unchanged until Backward. The returned matrix is
+	// owned by the net and valid until its next Forward.
+	Forward(x *nn.Matrix, t []float32) *nn.Matrix
+	// Backward takes the gradient of a scalar loss with respect to the most
+	// recent Forward's output (it may overwrite dy) and adds the parameter
+	// gradients to their Grad. No gradient with respect to x is computed.
+	Backward(dy *nn.Matrix)
+	// Params lists the trainable parameters in the reference state_dict's
+	// order, named as its keys.
+	Params() []*nn.Param
+	// Clone returns a net that shares the parameters but has its own
+	// activation buffers, so that the two can run forward passes
+	// concurrently (neither may be trained while the other runs).
+	Clone() Net
+}
+
+// New returns the network cfg describes on states of dimension dim, its
+// initial values drawn from rng with the reference code's distributions
+// (the draws themselves differ from torch's generator).
+func New(cfg Config, dim int, rng *rand.Rand) (Net, error) {
+	c, err := cfg.resolved()
+	if err != nil {
+		return nil, err
+	}
+	if dim < 1 {
+		return nil, fmt.Errorf("timenet: dim = %d, want ≥ 1", dim)
+	}
+	if rng == nil {
+		return nil, errors.New("timenet: nil *rand.Rand, want a source of the initial weights")
+	}
+	if c.Arch == PIS {
+		return newPIS(c, dim, rng), nil
+	}
+	return newMLP(c, dim, rng), nil
+}
+
+// linear returns a torch.nn.Linear(in, out) named prefix.weight and
+// prefix.bias, with PyTorch's default initialisation, and act fused.
+func linear(prefix string, in, out int, act nn.Activation, rng *rand.Rand) *nn.Linear {
+	l := nn.NewLinear(prefix, in, out, rng)
+	l.Act = act
+	return l
+}
+
+// zeroLinear returns the output layer: drawn as torch draws it, then
+// zeroed as the reference's zero_init does (always on in its train.py).
+func zeroLinear(prefix string, in, out int, rng *rand.Rand) *nn.Linear {
+	l := linear(prefix, in, out, nn.Identity, rng)
+	clear(l.W.Value)
+	clear(l.B.Value)
+	return l
+}
+
+// share returns a linear layer with l's parameters and its own buffers.
+func share(l *nn.Linear) *nn.Linear {
+	return &nn.Linear{W: l.W, B: l.B, Act: l.Act, NoInputGrad: l.NoInputGrad}
+}
+
+// checkInput panics unless x has dim columns and rows that split into
+// len(t) equal blocks.
+func checkInput(x *nn.Matrix, t []float32, dim int) {
+	if x.Cols != dim {
+		panic(fmt.Sprintf("timenet: x has %d columns, want %d", x.Cols, dim))
+	}
+	if len(t) == 0 || x.Rows%len(t) != 0 {
+		panic(fmt.Sprintf("timenet: %d rows do not split into %d blocks of equal size", x.Rows, len(t)))
+	}
+}
+
+// checkGrad panics unless dy matches the output y of the last Forward.
+func checkGrad(dy, y *nn.Matrix) {
+	if dy.Rows != y.Rows || dy.Cols != y.Cols {
+		panic(fmt.Sprintf("timenet: output gradient is %d×%d, want %d×%d", dy.Rows, dy.Cols, y.Rows, y.Cols))
+	}
+}
+
+// harmonicFreqs returns ω_k = 2πk, k = 1..h, rounded as torch computes
+// arange(1, h+1).float() * 2 * math.pi in float32.
+func harmonicFreqs(h int) []float32 {
+	w := make([]float32, h)
+	for k := range w {
+		w[k] = float32(2*(k+1)) * float32(math.Pi)
+	}
+	return w
+}
+
+// linspaceFreqs returns torch.linspace(0.1, 100, h) in float32: the first
+// half counted from the start, the second from the end, as torch's CPU
+// kernel does (to within its vectorised path's rounding).
+func linspaceFreqs(h int) []float32 {
+	const start, end = float32(0.1), float32(100)
+	w := make([]float32, h)
+	if h == 1 {
+		w[0] = start
+		return w
+	}
+	step := (end - start) / float32(h-1)
+	for i := range w {
+		if i < h/2 {
+			w[i] = start + float32(step*float32(i))
+		} else {
+			w[i] = end - float32(step*float32(h-1-i))
+		}
+	}
+	return w
+}
+
+// fourier sets row k of f to [sin(a), cos(a)] with a_j = t_k·ω_j + ϑ_j
+// (phase may be nil). The argument is rounded to float32, as torch computes
+// it; the conversions also keep the compiler from fusing it into an FMA.
+func fourier(f *nn.Matrix, t, omega, phase []float32) {
+	h := len(omega)
+	f.Resize(len(t), 2*h)
+	for k, tk := range t {
+		row := f.Row(k)
+		for j, w := range omega {
+			a := float32(tk * w)
+			if phase != nil {
+				a = float32(a + phase[j])
+			}
+			s, c := math.Sincos(float64(a))
+			row[j], row[h+j] = float32(s), float32(c)
+		}
+	}
+}
+
+// blockGELU is y = G(x·W + c_k) on the rows of x taken in len(c) equal
+// blocks, block k adding bias row c_k: a linear layer whose bias differs
+// per sampling step. W is a view, given at each call.
+type blockGELU struct {
+	x      *nn.Matrix
+	y, z   nn.Matrix // output and pre-activation
+	dx     nn.Matrix
+	blocks int
+}
+
+func (l *blockGELU) forward(x, w, c *nn.Matrix) *nn.Matrix {
+	l.x, l.blocks = x, c.Rows
+	l.y.Resize(x.Rows, w.Cols)
+	l.z.Resize(x.Rows, w.Cols)
+	nn.MatMul(&l.y, x, false, w, false, false)
+	n := x.Rows / c.Rows * w.Cols
+	for k := range c.Rows {
+		kernel.BiasGELU(l.y.Data[k*n:(k+1)*n], l.z.Data[k*n:(k+1)*n], c.Row(k))
+	}
+	return &l.y
+}
+
+// backward turns dy (overwritten) into the pre-activation gradient, adds
+// xᵀ·dy to wGrad, sets row k of dc to the sum of block k's rows (the
+// gradient of block k's bias) and, unless noInput, returns dy·Wᵀ.
+func (l *blockGELU) backward(dy, w, wGrad, dc *nn.Matrix, noInput bool) *nn.Matrix {
+	kernel.GELUGrad(dy.Data, l.z.Data)
+	nn.MatMul(wGrad, l.x, true, dy, false, true)
+	dc.Resize(l.blocks, w.Cols)
+	n := dy.Rows / l.blocks * w.Cols
+	for k := range l.blocks {
+		clear(dc.Row(k))
+		kernel.AddRows(dc.Row(k), dy.Data[k*n:(k+1)*n])
+	}
+	if noInput {
+		return nil
+	}
+	l.dx.Resize(dy.Rows, w.Rows)
+	nn.MatMul(&l.dx, dy, false, w, true, false)
+	return &l.dx
+}
+
+// view is a matrix header on v (rows×cols), aliasing it.
+func view(rows, cols int, v []float32) nn.Matrix {
+	return nn.Matrix{Rows: rows, Cols: cols, Data: v[:rows*cols]}
+}
