@@ -119,6 +119,21 @@ func (b *Buffer[S]) Append(x []S, logR, priority float64) {
 	b.Add(1<<63|b.appended, x, logR, priority)
 }
 
+// Each calls fn for every live entry, oldest first (FIFO order), with its
+// key, words (valid only during the call), log-reward and priority.
+// Re-adding the entries in this order to an empty buffer of the same
+// capacity and priority rebuilds one that samples identically: ranks break
+// ties oldest first, so only the relative order matters.
+func (b *Buffer[S]) Each(fn func(key uint64, x []S, logR, priority float64)) {
+	for _, e := range b.fifo[b.head:] {
+		if b.seq[e.slot] != e.seq {
+			continue // refreshed later or evicted
+		}
+		s := e.slot
+		fn(b.keys[s], b.xs[s*b.stateLen:(s+1)*b.stateLen], b.logR[s], b.prio[s])
+	}
+}
+
 func (b *Buffer[S]) evictOldest() {
 	for {
 		e := b.fifo[b.head]
