@@ -1,0 +1,241 @@
+package diffusion
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gfngo/gfn/langevin"
+	"github.com/gfngo/gfn/replay"
+	"github.com/gfngo/gfn/teacher"
+	"github.com/gfngo/gfn/timenet"
+)
+
+// Method names a training method of the diffusion table.
+type Method string
+
+const (
+	MethodTB      Method = "tb"      // on-policy TB
+	MethodEps     Method = "eps"     // on-policy TB with exploration noise
+	MethodPRT     Method = "prt"     // TB with replay prioritised by log R (odd iterations replay)
+	MethodPER     Method = "per"     // TB with replay prioritised by the Teacher's advantage
+	MethodTeacher Method = "teacher" // Student + adaptive Teacher
+)
+
+// Methods lists the valid methods.
+var Methods = []Method{MethodTB, MethodEps, MethodPRT, MethodPER, MethodTeacher}
+
+// Presets names the built-in configurations.
+var Presets = []string{"reference", "paper"}
+
+// Optim holds one agent's optimiser settings.
+type Optim struct {
+	LR     float64 `json:"lr"`      // the policy network's learning rate
+	LogZLR float64 `json:"logz_lr"` // log Z's
+	// WeightDecay is Adam's coupled L2 penalty on every group.
+	WeightDecay float64 `json:"weight_decay"`
+	// ClipTime clips the gradient of the time-encoder parameters
+	// (t_model.*) to this joint norm (0: no clipping), as the reference
+	// code does for its Teacher only.
+	ClipTime float64 `json:"clip_time,omitempty"`
+}
+
+// Config holds every training setting. Start from DefaultConfig (the
+// reference preset) or Preset.
+type Config struct {
+	Method Method `json:"method"`
+	// Process: Steps, Sigma2 and LearnedVariance (Dim comes from the
+	// energy).
+	Steps           int     `json:"steps"`
+	Sigma2          float64 `json:"sigma2"`
+	LearnedVariance bool    `json:"learned_variance,omitempty"`
+	Batch           int     `json:"batch"`
+	Iterations      int     `json:"iterations"`
+	// Net is the Student's network; the Teacher has the same.
+	Net timenet.Config `json:"net"`
+	// Student and Teacher optimisers.
+	Student Optim `json:"student"`
+	Teacher Optim `json:"teacher"`
+	// Milestones are the iterations at which every learning rate is
+	// multiplied by Gamma (torch's MultiStepLR).
+	Milestones []int   `json:"milestones,omitempty"`
+	Gamma      float64 `json:"gamma"`
+	// Explore is the exploration std f of the Student's on-policy batches
+	// (0: none); ExploreDecay > 0 decays it linearly to 0 at that
+	// iteration.
+	Explore      float64 `json:"explore,omitempty"`
+	ExploreDecay int     `json:"explore_decay,omitempty"`
+	// BufferCap is the replay buffer's capacity (PRT, PER, Teacher).
+	BufferCap int `json:"buffer_cap"`
+	// Reward is the Teacher's reward (and PER's priority): the log-of-log
+	// reference form with C = 19, α = 0.5 by default.
+	Reward teacher.Reward `json:"reward"`
+	// Percentile fixes the log-reward threshold at this percentile of
+	// ThresholdSamples samples of the untrained Student (90 and one batch
+	// in the reference code); objects below it do not train the Teacher
+	// nor enter PER's buffer, and have the floor advantage.
+	Percentile float64 `json:"percentile"`
+	// Schedule is the cycle of roles; empty: "S" (tb, eps), "SB" (prt,
+	// per), "STSB" (teacher). A T slot lets the Teacher sample into the
+	// buffer and the Student train on a buffer draw.
+	Schedule string `json:"schedule,omitempty"`
+	// LocalSearch runs MALA from buffer samples on Student slots of
+	// iterations divisible by LSEvery (PER + LS, Teacher + LS).
+	LocalSearch bool             `json:"local_search,omitempty"`
+	LSEvery     int              `json:"ls_every,omitempty"`
+	LS          langevin.Options `json:"ls"`
+	Seed        uint64           `json:"seed"`
+}
+
+// DefaultConfig is the reference preset.
+func DefaultConfig() Config { c, _ := Preset("reference", "25gmm"); return c }
+
+// Preset returns a named configuration for a task ("25gmm" or "manywell"):
+//
+//   - "reference": the released code's settings (README commands): the
+//     Fourier-feature MLP of width 256, σ² = 1, batch 500, 10,001
+//     iterations, buffer 50,000, schedule STSB, Student lr 10⁻³ / log Z
+//     0.1, Teacher 5·10⁻³ / 0.1 with its time encoder clipped to 0.1,
+//     weight decay 10⁻⁷, learning rates ×0.1 at 4,000 and 8,000;
+//   - "paper": the paper's text where it differs: the PIS network of
+//     width 64 (25GMM) or 256 (Manywell), σ² = 5 on 25GMM, buffers 5,000
+//     / 20,000, batch 300, 25,000 iterations (Sendera et al.'s), the
+//     3:1:2 ratio ("SSBSTB"), milestones at 19,000 and 23,000 (the
+//     reference code's rule: iterations − 6,000 and − 2,000).
+//
+// Both use the eps method's exploration f = 0.2 decayed to 0 at
+// iteration 5,000 (Sendera et al.'s "TB + expl."), and the Teacher's
+// log-of-log reward with C = 19, α = 0.5 and the 90th-percentile
+// threshold.
+func Preset(name, task string) (Config, error) {
+	if task != "25gmm" && task != "manywell" {
+		return Config{}, fmt.Errorf("diffusion: task %q has no preset (allowed: 25gmm, manywell)", task)
+	}
+	c := Config{
+		Method: MethodTeacher, Steps: 100, Sigma2: 1, Batch: 500, Iterations: 10001,
+		Net:        timenet.Config{Arch: timenet.Reference, Hidden: 256},
+		Student:    Optim{LR: 1e-3, LogZLR: 0.1, WeightDecay: 1e-7},
+		Teacher:    Optim{LR: 5e-3, LogZLR: 0.1, WeightDecay: 1e-7, ClipTime: 0.1},
+		Milestones: []int{4000, 8000}, Gamma: 0.1,
+		Explore: 0.2, ExploreDecay: 5000,
+		BufferCap:  50000,
+		Reward:     teacher.Reward{Form: teacher.LogLog, C: 19, Alpha: 0.5, Eps: 1e-3},
+		Percentile: 90, LSEvery: 50,
+	}
+	switch name {
+	case "reference":
+	case "paper":
+		c.Net = timenet.Config{Arch: timenet.PIS, Hidden: 256}
+		c.BufferCap = 20000
+		if task == "25gmm" {
+			c.Net.Hidden, c.Sigma2, c.BufferCap = 64, 5, 5000
+		}
+		c.Batch, c.Iterations = 300, 25001
+		c.Milestones = []int{19000, 23000}
+		c.Schedule = "SSBSTB"
+	default:
+		return Config{}, fmt.Errorf("diffusion: preset %q is unknown (allowed: %v)", name, Presets)
+	}
+	return c, nil
+}
+
+// schedule returns the effective cycle.
+func (c Config) schedule() teacher.Schedule {
+	switch {
+	case c.Schedule != "":
+		return teacher.Schedule(c.Schedule)
+	case c.Method == MethodTeacher:
+		return "STSB"
+	case c.Method == MethodPRT || c.Method == MethodPER:
+		return "SB"
+	}
+	return "S"
+}
+
+// buffered reports whether the method keeps a replay buffer.
+func (c Config) buffered() bool {
+	return c.Method == MethodPRT || c.Method == MethodPER || c.Method == MethodTeacher
+}
+
+// priority is the buffer's ordering.
+func (c Config) priority() replay.Priority {
+	if c.Method == MethodPRT {
+		return replay.Reward
+	}
+	return replay.Teacher
+}
+
+// explore returns the exploration std of iteration it (Student batches of
+// the eps method only).
+func (c Config) explore(it int) float64 {
+	if c.Method != MethodEps {
+		return 0
+	}
+	if c.ExploreDecay > 0 {
+		return c.Explore * max(0, 1-float64(it)/float64(c.ExploreDecay))
+	}
+	return c.Explore
+}
+
+// lrScale is the learning-rate factor of iteration it: Gamma to the
+// number of milestones passed.
+func (c Config) lrScale(it int) float64 {
+	s := 1.0
+	for _, m := range c.Milestones {
+		if it >= m {
+			s *= c.Gamma
+		}
+	}
+	return s
+}
+
+// Validate reports the first invalid setting, naming the value and what
+// is allowed.
+func (c Config) Validate() error {
+	switch {
+	case !slices.Contains(Methods, c.Method):
+		return fmt.Errorf("diffusion: method %q is unknown (allowed: %v)", c.Method, Methods)
+	case c.Steps < 1:
+		return fmt.Errorf("diffusion: steps %d must be at least 1", c.Steps)
+	case !(c.Sigma2 > 0):
+		return fmt.Errorf("diffusion: sigma^2 %v must be > 0", c.Sigma2)
+	case c.Batch < 2:
+		return fmt.Errorf("diffusion: batch %d must be at least 2", c.Batch)
+	case c.Iterations < 1:
+		return fmt.Errorf("diffusion: iterations %d must be at least 1", c.Iterations)
+	case !(c.Student.LR > 0) || !(c.Student.LogZLR > 0):
+		return fmt.Errorf("diffusion: Student learning rates %v, %v (log Z) must be > 0", c.Student.LR, c.Student.LogZLR)
+	case c.Method == MethodTeacher && (!(c.Teacher.LR > 0) || !(c.Teacher.LogZLR > 0)):
+		return fmt.Errorf("diffusion: Teacher learning rates %v, %v (log Z) must be > 0", c.Teacher.LR, c.Teacher.LogZLR)
+	case c.Student.WeightDecay < 0 || c.Teacher.WeightDecay < 0 || c.Student.ClipTime < 0 || c.Teacher.ClipTime < 0:
+		return fmt.Errorf("diffusion: weight decay and clipping must be >= 0")
+	case !(c.Gamma > 0):
+		return fmt.Errorf("diffusion: gamma %v must be > 0", c.Gamma)
+	case c.Explore < 0 || c.ExploreDecay < 0:
+		return fmt.Errorf("diffusion: exploration %v (decay %d) must be >= 0", c.Explore, c.ExploreDecay)
+	case c.Method == MethodEps && !(c.Explore > 0):
+		return fmt.Errorf("diffusion: method eps needs an exploration std > 0 (got %v)", c.Explore)
+	case c.buffered() && c.BufferCap < 1:
+		return fmt.Errorf("diffusion: buffer capacity %d must be at least 1 for method %s", c.BufferCap, c.Method)
+	case !(c.Percentile >= 0 && c.Percentile <= 100):
+		return fmt.Errorf("diffusion: percentile %v must be in [0, 100]", c.Percentile)
+	case c.LocalSearch && c.Method != MethodPER && c.Method != MethodTeacher:
+		return fmt.Errorf("diffusion: local search runs from the replay buffer: methods per and teacher only (got %s)", c.Method)
+	case c.LocalSearch && c.LSEvery < 1:
+		return fmt.Errorf("diffusion: local search every %d iterations: must be at least 1", c.LSEvery)
+	}
+	if err := c.Reward.Validate(); err != nil {
+		return err
+	}
+	if err := c.schedule().Validate(c.Method == MethodTeacher, c.buffered()); err != nil {
+		return err
+	}
+	if c.buffered() && c.schedule().Count(teacher.Buffer)+c.schedule().Count(teacher.Teacher) == 0 {
+		return fmt.Errorf("diffusion: schedule %q never replays the buffer of method %s", c.schedule(), c.Method)
+	}
+	for i, m := range c.Milestones {
+		if m < 0 || (i > 0 && m < c.Milestones[i-1]) {
+			return fmt.Errorf("diffusion: milestones %v must be >= 0 and increasing", c.Milestones)
+		}
+	}
+	return nil
+}

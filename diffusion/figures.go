@@ -1,0 +1,106 @@
+package diffusion
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+
+	"github.com/gfngo/gfn/energy"
+	"github.com/gfngo/gfn/plot"
+)
+
+// writeFigures draws samples.png (the final samples of the exact sampler,
+// the Student and the Teacher over the target's contours: the whole plane
+// for d = 2, the first coordinate pair's marginal for Manywell) and
+// curves.png (ELBO, ELBO-IS and EUBO against iterations, with log Z).
+func writeFigures(dir string, t *Trainer, res *Result) error {
+	d := t.Proc.Dim
+	var dens plot.Density2D
+	opt := plot.DensityOptions{}
+	switch e := t.Energy.(type) {
+	case energy.Manywell:
+		// The pair (x_0, x_1) has log density −a⁴ + 6a² + 0.5a − 0.5b²
+		// up to a constant: the pairs are independent.
+		dens = func(a, b float64) float64 { return -a*a*a*a + 6*a*a + 0.5*a - 0.5*b*b }
+		opt = plot.DensityOptions{XMin: -3, XMax: 3, YMin: -4, YMax: 4, XLabel: "x0 (a)", YLabel: "x1 (b)"}
+	case energy.GMM25:
+		dens = func(x, y float64) float64 { return gmmDensity(e, x, y) }
+		opt = plot.DensityOptions{XMin: -13, XMax: 13, YMin: -13, YMax: 13}
+	default:
+		if d == 2 {
+			buf := make([]float64, 1)
+			dens = func(x, y float64) float64 {
+				if err := e.LogReward([]float32{float32(x), float32(y)}, buf); err != nil {
+					return math.NaN()
+				}
+				return buf[0]
+			}
+			opt = boxOf(res.Exact, res.Student)
+		}
+	}
+	if dens != nil {
+		var panels []plot.SamplePanel
+		add := func(title string, x []float32) {
+			if x == nil {
+				return
+			}
+			n := min(len(x)/d, 2000)
+			pts := make([][2]float32, n)
+			for i := range n {
+				pts[i] = [2]float32{x[i*d], x[i*d+1]}
+			}
+			panels = append(panels, plot.SamplePanel{Title: title, Points: pts})
+		}
+		add("target (exact)", res.Exact)
+		add("Student", res.Student)
+		add("Teacher", res.Teacher)
+		if err := plot.SamplesOnDensity(filepath.Join(dir, "samples.png"), panels, dens, opt); err != nil {
+			return fmt.Errorf("diffusion: samples figure: %w", err)
+		}
+	}
+	var steps, elbo, elboIS, eubo, logZ []float64
+	for _, p := range res.Curve {
+		steps = append(steps, float64(p.Step))
+		elbo, elboIS, eubo, logZ = append(elbo, p.ELBO), append(elboIS, p.ELBOIS), append(eubo, p.EUBO), append(logZ, p.LogZ)
+	}
+	series := []plot.Series{{Name: "ELBO", X: steps, Y: elbo}, {Name: "ELBO-IS", X: steps, Y: elboIS},
+		{Name: "EUBO", X: steps, Y: eubo}, {Name: "learned log Z", X: steps, Y: logZ}}
+	if lz, ok := t.Energy.(energy.LogZer); ok {
+		flat := make([]float64, len(steps))
+		for i := range flat {
+			flat[i] = lz.LogZ()
+		}
+		series = append(series, plot.Series{Name: "true log Z", X: steps, Y: flat})
+	}
+	err := plot.Curves(filepath.Join(dir, "curves.png"), "log Z bounds of the Student", "iteration", "nats", series, false)
+	if err != nil && !errors.Is(err, plot.ErrNoData) {
+		return fmt.Errorf("diffusion: curves figure: %w", err)
+	}
+	return nil
+}
+
+// boxOf is a square box around the points (with a margin).
+func boxOf(sets ...[]float32) plot.DensityOptions {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range sets {
+		for _, v := range s {
+			if !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) {
+				lo, hi = min(lo, float64(v)), max(hi, float64(v))
+			}
+		}
+	}
+	if !(hi > lo) {
+		lo, hi = -1, 1
+	}
+	m := 0.1 * (hi - lo)
+	return plot.DensityOptions{XMin: lo - m, XMax: hi + m, YMin: lo - m, YMax: hi + m}
+}
+
+func gmmDensity(e energy.GMM25, x, y float64) float64 {
+	var out [1]float64
+	if err := e.LogReward([]float32{float32(x), float32(y)}, out[:]); err != nil {
+		return math.NaN()
+	}
+	return out[0]
+}

@@ -1,0 +1,121 @@
+package diffusion
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gfngo/gfn/energy"
+	"github.com/gfngo/gfn/timenet"
+)
+
+// smallConfig is a quick 25GMM configuration: a narrow network, short
+// trajectories, small batches.
+func smallConfig(m Method, iters int) Config {
+	c := DefaultConfig()
+	c.Method = m
+	c.Net = timenet.Config{Hidden: 32}
+	c.Steps, c.Batch, c.Iterations = 10, 64, iters
+	c.Sigma2 = 5
+	c.BufferCap = 2000
+	c.Milestones = nil
+	c.Seed = 3
+	c.Student.LR = 1e-2
+	return c
+}
+
+var quick = RunOptions{EvalEvery: 50, EvalSamples: 250, FinalSamples: 500, NoFigures: true}
+
+// TestStudentImproves: every method raises the ELBO of 25GMM within a few
+// hundred small iterations, and the outputs are consistent.
+func TestStudentImproves(t *testing.T) {
+	for _, m := range Methods {
+		res, err := Run(context.Background(), energy.GMM25{}, smallConfig(m, 300), quick)
+		if err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		first, last := res.Curve[0], res.Curve[len(res.Curve)-1]
+		t.Logf("%s: ELBO %.3f -> %.3f, EUBO %.3f -> %.3f, W2 %.2f -> %.2f, final ELBO %.3f EUBO %.3f W2 %.2f logZ %.3f",
+			m, first.ELBO, last.ELBO, first.EUBO, last.EUBO, first.W2, last.W2, res.Summary.ELBO, *res.Summary.EUBO, *res.Summary.W2, res.Summary.LogZ)
+		if !(last.ELBO > first.ELBO+1) {
+			t.Errorf("%s: ELBO %.3f -> %.3f, want an increase of at least 1 nat", m, first.ELBO, last.ELBO)
+		}
+		if !(res.Summary.ELBO <= res.Summary.ELBOIS+1e-9) || !(res.Summary.ELBOIS <= *res.Summary.EUBO+0.5) {
+			t.Errorf("%s: ELBO %.3f, ELBO-IS %.3f, EUBO %.3f out of order", m, res.Summary.ELBO, res.Summary.ELBOIS, *res.Summary.EUBO)
+		}
+		if len(res.Curve) != 6 || res.Curve[1].Step != 50 || res.Summary.Steps != 300 {
+			t.Errorf("%s: %d curve points (step %d), %d steps", m, len(res.Curve), res.Curve[1].Step, res.Summary.Steps)
+		}
+		if (m == MethodTeacher) != (res.Teacher != nil) || math.IsNaN(last.TeacherLoss) != (m != MethodTeacher) {
+			t.Errorf("%s: Teacher samples %v, Teacher loss %v", m, res.Teacher != nil, last.TeacherLoss)
+		}
+	}
+}
+
+// TestResumeIsBitIdentical: a run stopped after a periodic checkpoint and
+// resumed ends with the same parameters, metrics and samples as one never
+// interrupted, for every method (Teacher and buffer included).
+func TestResumeIsBitIdentical(t *testing.T) {
+	for _, m := range []Method{MethodTeacher, MethodPER, MethodEps} {
+		cfg := smallConfig(m, 120)
+		full := t.TempDir()
+		o := quick
+		o.OutDir, o.CheckpointEvery = full, 40
+		want, err := Run(context.Background(), energy.GMM25{}, cfg, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		part := t.TempDir()
+		o.OutDir = part
+		stop := errors.New("killed")
+		o.afterCheckpoint = func(step int) error {
+			if step == 80 {
+				return stop
+			}
+			return nil
+		}
+		if _, err := Run(context.Background(), energy.GMM25{}, cfg, o); !errors.Is(err, stop) {
+			t.Fatalf("%s: interrupted run: %v", m, err)
+		}
+		o.afterCheckpoint = nil
+		got, err := Resume(context.Background(), part, energy.GMM25{}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hashTrainer(got.Trainer) != hashTrainer(want.Trainer) {
+			t.Errorf("%s: parameters differ after resuming", m)
+		}
+		if got.Summary.ELBO != want.Summary.ELBO || *got.Summary.W2 != *want.Summary.W2 || got.Summary.RewardCalls != want.Summary.RewardCalls {
+			t.Errorf("%s: summary %+v, want %+v", m, got.Summary, want.Summary)
+		}
+		if a, b := curveCSV(t, full), curveCSV(t, part); a != b {
+			t.Errorf("%s: metrics.csv differs:\n%s\nvs\n%s", m, a, b)
+		}
+		if got.Summary.Resumed != 1 {
+			t.Errorf("%s: resumed %d times, want 1", m, got.Summary.Resumed)
+		}
+		if _, err := Resume(context.Background(), full, energy.GMM25{}, o); err == nil || !strings.Contains(err.Error(), "finished") {
+			t.Errorf("%s: resuming a finished run: %v", m, err)
+		}
+	}
+}
+
+// curveCSV is metrics.csv without its wall-clock column.
+func curveCSV(t *testing.T, dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "metrics.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if i := strings.LastIndexByte(line, ','); i >= 0 {
+			line = line[:i]
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}

@@ -1,0 +1,400 @@
+package diffusion
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/gfngo/gfn/energy"
+	"github.com/gfngo/gfn/langevin"
+	"github.com/gfngo/gfn/nn"
+	"github.com/gfngo/gfn/replay"
+	"github.com/gfngo/gfn/teacher"
+	"github.com/gfngo/gfn/timenet"
+)
+
+// Agent is one diffusion sampler: a policy network, its log Z, its
+// optimiser and its scratch space.
+type Agent struct {
+	Net  timenet.Net
+	LogZ *nn.Param
+	Opt  *nn.Adam
+	opt  Optim
+	time []*nn.Param // the time encoder's parameters (t_model.*)
+
+	tb      TB
+	sampler Sampler
+	batch   Batch // the agent's own backward trajectories (the Teacher's step)
+}
+
+func newAgent(cfg Config, o Optim, dim int, rng *rand.Rand) (*Agent, error) {
+	net, err := timenet.New(cfg.Net, dim, rng)
+	if err != nil {
+		return nil, err
+	}
+	z := nn.NewParam("logZ")
+	opt := nn.NewAdam(nn.Group{Params: net.Params(), LR: o.LR}, nn.Group{Params: []*nn.Param{z}, LR: o.LogZLR})
+	opt.WeightDecay = o.WeightDecay
+	a := &Agent{Net: net, LogZ: z, Opt: opt, opt: o}
+	for _, p := range net.Params() {
+		if strings.HasPrefix(p.Name, "t_model.") {
+			a.time = append(a.time, p)
+		}
+	}
+	return a, nil
+}
+
+// Params is every trainable parameter, log Z last.
+func (a *Agent) Params() []*nn.Param { return a.Opt.Params() }
+
+// step clips the time encoder's gradient if configured and takes an Adam
+// step with the learning rates scaled by s.
+func (a *Agent) step(s float64) {
+	if a.opt.ClipTime > 0 {
+		nn.ClipGradNorm(a.time, a.opt.ClipTime)
+	}
+	a.Opt.Groups[0].LR = a.opt.LR * s
+	a.Opt.Groups[1].LR = a.opt.LogZLR * s
+	a.Opt.Step()
+}
+
+// Trainer holds one training run. Every random draw comes from streams
+// seeded by Config.Seed, so a run is a function of its configuration.
+type Trainer struct {
+	Energy  energy.Energy
+	Cfg     Config
+	Proc    Process
+	Student *Agent
+	Teacher *Agent // nil unless the method is teacher
+	// Threshold is the fixed log-reward threshold.
+	Threshold float64
+
+	Step        int // iterations done
+	RewardCalls int // log R evaluations of fresh samples (local search included)
+
+	schedule teacher.Schedule
+	buffer   *replay.Buffer[float32]
+	chain    *langevin.Chain
+
+	// Random streams: the main one (sampling, buffer draws, the Student's
+	// backward trajectories, local search) and the Teacher step's own
+	// (it runs beside the Student's backward pass).
+	src, teacherSrc *rand.PCG
+	rng, teacherRNG *rand.Rand
+
+	update  teacher.Update
+	batch   Batch // the Student's training batch
+	scored  Batch // Teacher samples scored by the Student
+	logR    []float64
+	delta   []float64
+	term    []float64 // the Teacher reward's δ term (floored below the threshold)
+	logRT   []float64
+	kept    []int
+	xs      []float32
+	tLogR   []float64
+	tDelta  []float64
+	lsX     []float32
+	lsLogR  []float64
+	scratch []float64
+}
+
+// Iteration reports what one Iterate call did.
+type Iteration struct {
+	Role        teacher.Role
+	StudentLoss float64
+	TeacherLoss float64 // NaN without a Teacher step
+	StudentLogZ float64
+	TeacherLogZ float64
+	// Stored is the number of objects added to the buffer.
+	Stored int
+}
+
+// NonFiniteError reports a log-reward that is NaN or infinite.
+type NonFiniteError struct {
+	Iteration int
+	Row       int
+	X         []float32
+	LogR      float64
+}
+
+func (e *NonFiniteError) Error() string {
+	return fmt.Sprintf("diffusion: iteration %d: the energy returned log R = %v for sample %d at x = %v", e.Iteration, e.LogR, e.Row, e.X)
+}
+
+// New builds a trainer for the energy. It draws the untrained Student's
+// samples that fix the threshold (they cost reward calls, as in the
+// reference code).
+func New(e energy.Energy, cfg Config) (*Trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if e == nil || e.Dim() < 1 {
+		return nil, fmt.Errorf("diffusion: the energy must have a dimension >= 1")
+	}
+	proc := Process{Dim: e.Dim(), Steps: cfg.Steps, Sigma2: cfg.Sigma2, LearnedVariance: cfg.LearnedVariance, VarianceRange: 4}
+	if err := proc.Validate(); err != nil {
+		return nil, err
+	}
+	t := &Trainer{Energy: e, Cfg: cfg, Proc: proc, schedule: cfg.schedule()}
+	t.src = rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)
+	t.teacherSrc = rand.NewPCG(cfg.Seed, 0x7ea)
+	t.rng, t.teacherRNG = rand.New(t.src), rand.New(t.teacherSrc)
+	var err error
+	if t.Student, err = newAgent(cfg, cfg.Student, proc.Dim, t.rng); err != nil {
+		return nil, err
+	}
+	if cfg.Method == MethodTeacher {
+		if t.Teacher, err = newAgent(cfg, cfg.Teacher, proc.Dim, t.rng); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.buffered() {
+		if t.buffer, err = replay.New[float32](cfg.BufferCap, proc.Dim, cfg.priority()); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.LocalSearch {
+		if _, ok := e.(energy.Gradient); !ok {
+			return nil, fmt.Errorf("diffusion: local search needs the energy's gradient, and %v has none", e)
+		}
+		if t.chain, err = langevin.New(cfg.LS); err != nil {
+			return nil, err
+		}
+	}
+	// The threshold: a percentile of the untrained Student's log R.
+	t.Student.sampler.Forward(proc, t.Student.Net, cfg.Batch, SampleOptions{}, t.rng, &t.batch)
+	if err := t.rewards(t.batch.Final(), cfg.Batch); err != nil {
+		return nil, err
+	}
+	if t.Threshold, err = teacher.Percentile(t.logR, cfg.Percentile); err != nil {
+		return nil, err
+	}
+	t.initUpdate()
+	return t, nil
+}
+
+// Done reports whether the run has taken its iterations.
+func (t *Trainer) Done() bool { return t.Step >= t.Cfg.Iterations }
+
+// rewards sets t.logR to log R of the n rows of x, counting the calls and
+// checking every value.
+func (t *Trainer) rewards(x []float32, n int) error {
+	t.logR = growF(t.logR, n)
+	if err := t.Energy.LogReward(x[:n*t.Proc.Dim], t.logR); err != nil {
+		return fmt.Errorf("diffusion: iteration %d: %w", t.Step, err)
+	}
+	t.RewardCalls += n
+	return t.checkFinite(x, t.logR)
+}
+
+func (t *Trainer) checkFinite(x []float32, logR []float64) error {
+	d := t.Proc.Dim
+	for r, v := range logR {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return &NonFiniteError{Iteration: t.Step, Row: r, X: append([]float32(nil), x[r*d:(r+1)*d]...), LogR: v}
+		}
+	}
+	return nil
+}
+
+// Iterate runs one training iteration.
+func (t *Trainer) Iterate() (Iteration, error) {
+	cfg := t.Cfg
+	role := t.schedule.Role(t.Step)
+	it := Iteration{Role: role, TeacherLoss: math.NaN()}
+	if role != teacher.Student && t.buffer.Len() == 0 {
+		role = teacher.Student // nothing to replay yet
+	}
+	switch role {
+	case teacher.Student:
+		t.Student.sampler.Forward(t.Proc, t.Student.Net, cfg.Batch, SampleOptions{Explore: cfg.explore(t.Step)}, t.rng, &t.batch)
+		if err := t.rewards(t.batch.Final(), cfg.Batch); err != nil {
+			return it, err
+		}
+	case teacher.Teacher:
+		// The Teacher's samples above the threshold enter the buffer with
+		// the Student's advantage on them; the Student then replays.
+		n, err := t.teacherExplore()
+		if err != nil {
+			return it, err
+		}
+		it.Stored += n
+		fallthrough
+	case teacher.Buffer:
+		t.xs, t.logR = t.buffer.Sample(cfg.Batch, t.rng, t.xs[:0], t.logR[:0])
+		t.Student.sampler.Backward(t.Proc, t.xs, cfg.Batch, t.rng, &t.batch)
+	}
+	it.StudentLoss, it.TeacherLoss = t.update.Run()
+	if t.Teacher == nil {
+		it.TeacherLoss = math.NaN()
+	}
+	if role == teacher.Student && t.buffer != nil {
+		it.Stored += t.store()
+	}
+	if role == teacher.Student && cfg.LocalSearch && t.Step%cfg.LSEvery == 0 && t.buffer.Len() > 0 {
+		n, err := t.localSearch()
+		if err != nil {
+			return it, err
+		}
+		it.Stored += n
+	}
+	it.StudentLogZ = float64(t.Student.LogZ.Value[0])
+	if t.Teacher != nil {
+		it.TeacherLogZ = float64(t.Teacher.LogZ.Value[0])
+	}
+	t.Step++
+	return it, nil
+}
+
+// initUpdate sets up the round in package teacher's order: the Student's
+// δ on its batch, the advantage terms and the Teacher's targets, then the
+// Student's step beside the Teacher's.
+func (t *Trainer) initUpdate() {
+	u := &t.update
+	s := t.Student
+	u.Delta = func() float64 {
+		n := t.batch.N
+		t.delta = growF(t.delta, n)
+		nn.ZeroGrad(s.Params())
+		return s.tb.Eval(t.Proc, s.Net, float64(s.LogZ.Value[0]), &t.batch, t.logR, t.delta)
+	}
+	if t.Teacher != nil || t.Cfg.Method == MethodPER {
+		u.Targets = t.targets
+	}
+	u.StudentGrad = func() { s.tb.Grad(t.Proc, s.Net, s.LogZ, &t.batch, t.delta) }
+	u.StudentUpdate = func() { s.step(t.Cfg.lrScale(t.Step)) }
+	if t.Teacher != nil {
+		u.TeacherStep = t.teacherStep
+	}
+}
+
+// targets sets the advantage terms of the batch (floored below the
+// threshold) and the Teacher's log-rewards.
+func (t *Trainer) targets() {
+	n := t.batch.N
+	t.term = growF(t.term, n)
+	t.logRT = growF(t.logRT, n)
+	for b := range n {
+		if t.logR[b] < t.Threshold {
+			t.term[b] = t.Cfg.Reward.Floor()
+		} else {
+			t.term[b] = t.Cfg.Reward.Term(t.delta[b])
+		}
+		t.logRT[b] = t.Cfg.Reward.LogReward(t.term[b], t.logR[b])
+	}
+}
+
+// teacherStep trains the Teacher on the batch's terminal states above the
+// threshold, on its own fresh backward trajectories, and returns its loss
+// (NaN when no state passes; Adam still steps, as in the reference code).
+// It touches only the Teacher's state and the batch's read-only data.
+func (t *Trainer) teacherStep() float64 {
+	a, d := t.Teacher, t.Proc.Dim
+	n := t.batch.N
+	x := t.batch.Final()
+	t.kept = t.kept[:0]
+	for b := range n {
+		if t.logR[b] > t.Threshold {
+			t.kept = append(t.kept, b)
+		}
+	}
+	k := len(t.kept)
+	nn.ZeroGrad(a.Params())
+	loss := math.NaN()
+	if k > 0 {
+		// Gather the kept states and targets at the front of the Teacher's
+		// own scratch (x belongs to the batch the Student is training on).
+		a.batch.Reset(t.Proc, k)
+		fin := a.batch.Final()
+		t.tLogR = growF(t.tLogR, k)
+		for i, b := range t.kept {
+			copy(fin[i*d:(i+1)*d], x[b*d:(b+1)*d])
+			t.tLogR[i] = t.logRT[b]
+		}
+		a.sampler.Backward(t.Proc, fin, k, t.teacherRNG, &a.batch)
+		t.tDelta = growF(t.tDelta, k)
+		loss = a.tb.Eval(t.Proc, a.Net, float64(a.LogZ.Value[0]), &a.batch, t.tLogR, t.tDelta)
+		a.tb.Grad(t.Proc, a.Net, a.LogZ, &a.batch, t.tDelta)
+	}
+	a.step(t.Cfg.lrScale(t.Step))
+	return loss
+}
+
+// store adds the Student's on-policy batch to the buffer: PRT every
+// object with priority log R; PER the objects above the threshold with
+// their advantage (every object at the first iteration); the Teacher
+// method only the first iteration's batch.
+func (t *Trainer) store() int {
+	n, d := t.batch.N, t.Proc.Dim
+	x := t.batch.Final()
+	stored := 0
+	for b := range n {
+		var p float64
+		switch t.Cfg.Method {
+		case MethodPRT:
+			p = t.logR[b]
+		case MethodPER, MethodTeacher:
+			if t.Step > 0 && (t.Cfg.Method == MethodTeacher || t.logR[b] <= t.Threshold) {
+				continue
+			}
+			p = teacher.Advantage(t.term[b])
+		}
+		t.buffer.Append(x[b*d:(b+1)*d], t.logR[b], p)
+		stored++
+	}
+	return stored
+}
+
+// teacherExplore samples a Teacher batch, keeps the objects above the
+// threshold, scores them under the Student on fresh backward trajectories
+// and adds them to the buffer with their advantage.
+func (t *Trainer) teacherExplore() (int, error) {
+	cfg, d := t.Cfg, t.Proc.Dim
+	a := t.Teacher
+	a.sampler.Forward(t.Proc, a.Net, cfg.Batch, SampleOptions{}, t.rng, &a.batch)
+	if err := t.rewards(a.batch.Final(), cfg.Batch); err != nil {
+		return 0, err
+	}
+	fin := a.batch.Final()
+	t.xs = t.xs[:0]
+	t.tLogR = t.tLogR[:0]
+	for b := range cfg.Batch {
+		if t.logR[b] > t.Threshold {
+			t.xs = append(t.xs, fin[b*d:(b+1)*d]...)
+			t.tLogR = append(t.tLogR, t.logR[b])
+		}
+	}
+	k := len(t.tLogR)
+	if k == 0 {
+		return 0, nil
+	}
+	t.Student.sampler.Backward(t.Proc, t.xs, k, t.rng, &t.scored)
+	t.tDelta = growF(t.tDelta, k)
+	t.Student.tb.Eval(t.Proc, t.Student.Net, float64(t.Student.LogZ.Value[0]), &t.scored, t.tLogR, t.tDelta)
+	for i := range k {
+		p := teacher.Advantage(cfg.Reward.Term(t.tDelta[i]))
+		t.buffer.Append(t.xs[i*d:(i+1)*d], t.tLogR[i], p)
+	}
+	return k, nil
+}
+
+// localSearch runs MALA from a buffer draw and adds the accepted states
+// after burn-in with priority log R, as the reference code does.
+func (t *Trainer) localSearch() (int, error) {
+	cfg := t.Cfg
+	t.xs, t.scratch = t.buffer.Sample(cfg.Batch, t.rng, t.xs[:0], t.scratch[:0])
+	g := t.Energy.(energy.Gradient)
+	var err error
+	var st langevin.Stats
+	t.lsX, t.lsLogR, st, err = t.chain.Collect(g, t.xs, t.rng, t.lsX[:0], t.lsLogR[:0])
+	t.RewardCalls += st.Proposals + cfg.Batch
+	if err != nil {
+		return 0, fmt.Errorf("diffusion: iteration %d: local search: %w", t.Step, err)
+	}
+	d := t.Proc.Dim
+	for i, lr := range t.lsLogR {
+		t.buffer.Append(t.lsX[i*d:(i+1)*d], lr, lr)
+	}
+	return len(t.lsLogR), nil
+}
