@@ -1,6 +1,7 @@
 package diffusion
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -27,6 +28,24 @@ type Metrics struct {
 	LogZ float64 `json:"log_z"`
 	// Samples is the number of fresh samples.
 	Samples int `json:"samples"`
+}
+
+// MarshalJSON writes NaN values (metrics not computed) as null.
+func (m Metrics) MarshalJSON() ([]byte, error) {
+	f := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(struct {
+		ELBO    *float64 `json:"elbo"`
+		ELBOIS  *float64 `json:"elbo_is"`
+		EUBO    *float64 `json:"eubo"`
+		W2      *float64 `json:"w2"`
+		LogZ    *float64 `json:"log_z"`
+		Samples int      `json:"samples"`
+	}{f(m.ELBO), f(m.ELBOIS), f(m.EUBO), f(m.W2), f(m.LogZ), m.Samples})
 }
 
 // Evaluator computes Metrics. It keeps scratch space between calls (not

@@ -375,3 +375,31 @@ func pointOf(r []float64) Point {
 	return Point{Step: int(r[0]), RewardCalls: int(r[1]), StudentLoss: r[2], TeacherLoss: r[3], TeacherLogZ: r[4],
 		Metrics: Metrics{ELBO: r[5], ELBOIS: r[6], EUBO: r[7], W2: r[8], LogZ: r[9], Samples: int(r[10])}, WallSeconds: r[11]}
 }
+
+// MarshalJSON writes every field of the point (NaN as null); without it
+// the embedded Metrics' method would stand for the whole point.
+func (p Point) MarshalJSON() ([]byte, error) {
+	m, err := json.Marshal(p.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	f := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	head, err := json.Marshal(struct {
+		Step        int      `json:"step"`
+		RewardCalls int      `json:"reward_calls"`
+		StudentLoss *float64 `json:"student_loss"`
+		TeacherLoss *float64 `json:"teacher_loss"`
+		TeacherLogZ *float64 `json:"teacher_logz"`
+		WallSeconds float64  `json:"wall_seconds"`
+	}{p.Step, p.RewardCalls, f(p.StudentLoss), f(p.TeacherLoss), f(p.TeacherLogZ), p.WallSeconds})
+	if err != nil {
+		return nil, err
+	}
+	// Join the two objects: {head..., metrics...}.
+	return append(append(head[:len(head)-1], ','), m[1:]...), nil
+}

@@ -443,3 +443,15 @@ func TestManywellSample(t *testing.T) {
 		check(fmt.Sprintf("P(a ≤ %g)", cut), float64(below[c])/m, p, math.Sqrt(p*(1-p)/m))
 	}
 }
+
+func TestNamed(t *testing.T) {
+	for name, dim := range map[string]int{"25gmm": 2, "manywell": 32} {
+		e, err := Named(name)
+		if err != nil || e.Dim() != dim {
+			t.Errorf("Named(%q): %v, %v; want dimension %d", name, e, err, dim)
+		}
+	}
+	if _, err := Named("gmm"); err == nil {
+		t.Error(`Named("gmm") accepted`)
+	}
+}

@@ -37,6 +37,12 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if *n < 0 {
 		return usagef("samples %d must be >= 0", *n)
 	}
+	if *dir != "" && isDiffusionCheckpoint(*dir) {
+		if *n < 1 {
+			return usagef("samples %d must be >= 1 for a diffusion checkpoint", *n)
+		}
+		return evalDiffusion(*dir, *n, *seed, stdout)
+	}
 	t, err := loadCheckpoint(*dir)
 	if err != nil {
 		return err

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gfngo/gfn/diffusion"
+	"github.com/gfngo/gfn/energy"
+	"github.com/gfngo/gfn/progress"
+	"github.com/gfngo/gfn/safefile"
+	"github.com/gfngo/gfn/teacher"
+	"github.com/gfngo/gfn/timenet"
+)
+
+// flagValue returns the value of --name (or -name) in args, or "".
+func flagValue(args []string, name string) string {
+	for i, a := range args {
+		for _, p := range []string{"--" + name, "-" + name} {
+			if a == p && i+1 < len(args) {
+				return args[i+1]
+			}
+			if v, ok := strings.CutPrefix(a, p+"="); ok {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// isDiffusionCheckpoint reports whether dir holds a diffusion checkpoint.
+func isDiffusionCheckpoint(dir string) bool {
+	_, _, _, _, err := diffusion.ReadState(dir)
+	return err == nil
+}
+
+func runTrainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	taskName := flagValue(args, "task")
+	resume := flagValue(args, "resume")
+	if resume != "" {
+		t, p, _, _, err := diffusion.ReadState(resume)
+		if err != nil {
+			return usageError{err}
+		}
+		taskName = t
+		if v := flagValue(args, "preset"); v != "" && v != p {
+			return usagef("--preset %q: the run in %s was started with preset %q", v, resume, p)
+		}
+	}
+	preset := flagValue(args, "preset")
+	if preset == "" {
+		preset = "reference"
+	}
+	d, err := diffusion.Preset(preset, taskName)
+	if err != nil {
+		return usageError{err}
+	}
+	fs := newFlagSet("train", "Train a diffusion sampler (a GFlowNet over R^d) on 25gmm (d = 2) or manywell (d = 32), with an\nadaptive Teacher by default. Defaults shown are the reference preset's on 25gmm; --preset paper\nswitches to the paper's settings. Writes metrics.csv, summary.json, checkpoint.safetensors +\nconfig.json, samples.png and curves.png to --out.")
+	fs.String("task", taskName, "target: 25gmm or manywell (hypergrid: see gfn train --task hypergrid --help)")
+	fs.String("preset", preset, "settings: reference (the released code) or paper (the paper's text)")
+	method := fs.String("method", string(d.Method), "training method: tb, eps (exploration noise), prt, per, teacher")
+	fs.BoolVar(&d.LocalSearch, "ls", false, "MALA local search from the buffer every --ls-every iterations (per and teacher)")
+	fs.IntVar(&d.LSEvery, "ls-every", d.LSEvery, "iterations between local searches (on Student slots)")
+	fs.IntVar(&d.Iterations, "iterations", d.Iterations, "training iterations")
+	fs.IntVar(&d.Batch, "batch", d.Batch, "trajectories per batch (>= 2)")
+	fs.IntVar(&d.Steps, "steps", d.Steps, "time steps T of a trajectory")
+	fs.Float64Var(&d.Sigma2, "sigma2", d.Sigma2, "diffusion coefficient sigma^2 (t_scale)")
+	fs.BoolVar(&d.LearnedVariance, "learned-variance", d.LearnedVariance, "learn the log-variance (log sigma^2 + 4 tanh v) instead of fixing it")
+	fs.StringVar(&d.Net.Arch, "arch", d.Net.Arch, "network: reference (Fourier-feature MLP) or pis")
+	fs.IntVar(&d.Net.Hidden, "hidden", d.Net.Hidden, "network width")
+	fs.Float64Var(&d.Student.LR, "lr", d.Student.LR, "Student policy learning rate")
+	fs.Float64Var(&d.Student.LogZLR, "logz-lr", d.Student.LogZLR, "Student log Z learning rate")
+	fs.Float64Var(&d.Teacher.LR, "teacher-lr", d.Teacher.LR, "Teacher policy learning rate")
+	fs.Float64Var(&d.Teacher.LogZLR, "teacher-logz-lr", d.Teacher.LogZLR, "Teacher log Z learning rate")
+	fs.Float64Var(&d.Teacher.ClipTime, "teacher-clip", d.Teacher.ClipTime, "gradient-norm clip of the Teacher's time encoder (0 = off)")
+	fs.Float64Var(&d.Explore, "explore", d.Explore, "exploration std f of method eps")
+	fs.IntVar(&d.ExploreDecay, "explore-decay", d.ExploreDecay, "iteration at which the exploration has decayed linearly to 0 (0 = constant)")
+	fs.IntVar(&d.BufferCap, "buffer-size", d.BufferCap, "replay buffer capacity (prt, per, teacher)")
+	treward := fs.String("teacher-reward", "reference", "Teacher reward form: reference (log of a log, the released code) or paper")
+	fs.Float64Var(&d.Reward.C, "C", d.Reward.C, "extra weight C of under-sampled objects (delta > 0)")
+	fs.Float64Var(&d.Reward.Alpha, "alpha", d.Reward.Alpha, "weight alpha of log R in the Teacher reward")
+	fs.Float64Var(&d.Percentile, "percentile", d.Percentile, "percentile of the untrained Student's log R that fixes the threshold")
+	fs.StringVar(&d.Schedule, "schedule", d.Schedule, "cycle of S (Student), T (Teacher explores into the buffer) and B (replay); empty = STSB for teacher, SB for prt/per, S otherwise")
+	ratio := fs.String("ratio", "", "Student:Teacher:Buffer ratio such as 3:1:2 (the paper's), an alternative to --schedule")
+	fs.Uint64Var(&d.Seed, "seed", 0, "random seed; the same seed gives the same run")
+	out := fs.String("out", "", "output directory (default runs/<task>-<method>[-ls]-seed<seed>)")
+	evalEvery := fs.Int("eval-every", 100, "iterations between curve points")
+	evalSamples := fs.Int("eval-samples", 2000, "fresh and exact samples of a curve point")
+	finalSamples := fs.Int("final-samples", 10000, "fresh and exact samples of the final evaluation")
+	ckEvery := fs.Int("checkpoint-every", 500, "iterations between checkpoints (0 = only at the end)")
+	fs.String("resume", "", "continue the run whose checkpoint is in this directory (other settings come from it)")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	if err := parse(fs, args, stdout); err != nil {
+		if errors.Is(err, errHelp) {
+			return nil
+		}
+		return err
+	}
+	e, err := energy.Named(taskName)
+	if err != nil {
+		return usageError{err}
+	}
+	if *evalEvery < 1 || *evalSamples < 1 || *finalSamples < 1 || *ckEvery < 0 {
+		return usagef("eval-every %d, eval-samples %d, final-samples %d must be >= 1 and checkpoint-every %d >= 0", *evalEvery, *evalSamples, *finalSamples, *ckEvery)
+	}
+	opt := diffusion.RunOptions{Task: taskName, Preset: preset, EvalEvery: *evalEvery, EvalSamples: *evalSamples,
+		FinalSamples: *finalSamples, CheckpointEvery: *ckEvery}
+	if !*quiet {
+		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
+	}
+	if *cpuprofile != "" {
+		stop, err := startCPUProfile(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	var res *diffusion.Result
+	if resume != "" {
+		dir := resume
+		if *out != "" {
+			dir = *out
+		}
+		opt.OutDir = dir
+		_, _, cfg, step, _ := diffusion.ReadState(resume)
+		fmt.Fprintf(stdout, "gfn train: resuming %s (%s, method %s, seed %d) at iteration %d of %d\n", resume, taskName, cfg.Method, cfg.Seed, step, cfg.Iterations)
+		if res, err = diffusion.Resume(ctx, resume, e, opt); err != nil {
+			return err
+		}
+	} else {
+		d.Method = diffusion.Method(*method)
+		switch *treward {
+		case "reference":
+			d.Reward.Form = teacher.LogLog
+		case "paper":
+			d.Reward.Form = teacher.Paper
+		default:
+			return usagef("teacher reward %q is unknown (allowed: reference, paper)", *treward)
+		}
+		if !slices.Contains([]string{timenet.Reference, timenet.PIS}, d.Net.Arch) {
+			return usagef("arch %q is unknown (allowed: %s, %s)", d.Net.Arch, timenet.Reference, timenet.PIS)
+		}
+		if *ratio != "" {
+			s, err := teacher.FromRatio(*ratio)
+			if err != nil {
+				return usageError{err}
+			}
+			d.Schedule = string(s)
+		}
+		if err := d.Validate(); err != nil {
+			return usageError{err}
+		}
+		dir := *out
+		if dir == "" {
+			ls := ""
+			if d.LocalSearch {
+				ls = "-ls"
+			}
+			dir = filepath.Join("runs", fmt.Sprintf("%s-%s%s-seed%d", taskName, d.Method, ls, d.Seed))
+		}
+		if err := safefile.CheckDir(dir); err != nil {
+			return usageError{err}
+		}
+		opt.OutDir = dir
+		fmt.Fprintf(stdout, "gfn train: %s (d = %d), method %s, preset %s, seed %d, %d iterations of %d trajectories (T = %d)\n",
+			taskName, e.Dim(), d.Method, preset, d.Seed, d.Iterations, d.Batch, d.Steps)
+		if res, err = diffusion.Run(ctx, e, d, opt); err != nil {
+			return err
+		}
+	}
+	printDiffusionSummary(stdout, &res.Summary, opt.OutDir)
+	return nil
+}
+
+func printDiffusionSummary(w io.Writer, s *diffusion.Summary, dir string) {
+	fmt.Fprintf(w, "  iterations %d, reward calls %d, threshold log R > %.4f\n", s.Steps, s.RewardCalls, s.Threshold)
+	fmt.Fprintf(w, "  final (%d samples): ELBO %.4f, ELBO-IS %.4f", s.Samples, s.ELBO, s.ELBOIS)
+	if s.EUBO != nil {
+		fmt.Fprintf(w, ", EUBO %.4f, W2 %.4f", *s.EUBO, *s.W2)
+	}
+	fmt.Fprintf(w, "\n  learned log Z %.4f", s.LogZ)
+	if s.TrueLogZ != nil {
+		fmt.Fprintf(w, " (true %.4f)", *s.TrueLogZ)
+	}
+	fmt.Fprintln(w)
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	fmt.Fprintf(w, "  wall %s (training %s, %.0f ms/iteration; evaluation %s; %s kernels)\n",
+		progress.Duration(time.Duration(s.WallSeconds*float64(time.Second))), progress.Duration(time.Duration(s.TrainSeconds*float64(time.Second))),
+		s.MsPerIterMean, progress.Duration(time.Duration(s.EvalSeconds*float64(time.Second))), s.Kernel)
+	fmt.Fprintf(w, "  wrote %s: metrics.csv, summary.json, %s, %s, samples.png, curves.png\n", dir, diffusion.CheckpointFile, diffusion.ConfigFile)
+}
+
+// loadDiffusion loads a diffusion checkpoint with its energy.
+func loadDiffusion(dir string) (*diffusion.Trainer, energy.Energy, error) {
+	task, _, _, _, err := diffusion.ReadState(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := energy.Named(task)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := diffusion.Load(dir, e)
+	return t, e, err
+}
+
+// sampleDiffusion writes n Student samples of a diffusion checkpoint as
+// CSV: x1..xd, log_reward.
+func sampleDiffusion(dir string, n int, seed uint64, out string, stdout, stderr io.Writer) error {
+	t, e, err := loadDiffusion(dir)
+	if err != nil {
+		return err
+	}
+	var s diffusion.Sampler
+	var b diffusion.Batch
+	s.Forward(t.Proc, t.Student.Net, n, diffusion.SampleOptions{}, rand.New(rand.NewPCG(seed, 0x5a)), &b)
+	x := b.Final()
+	logR := make([]float64, n)
+	if err := e.LogReward(x, logR); err != nil {
+		return err
+	}
+	write := func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		d := e.Dim()
+		row := make([]string, d+1)
+		for i := range d {
+			row[i] = fmt.Sprintf("x%d", i+1)
+		}
+		row[d] = "log_reward"
+		cw.Write(row)
+		for r := range n {
+			for i := range d {
+				row[i] = strconv.FormatFloat(float64(x[r*d+i]), 'g', -1, 32)
+			}
+			row[d] = strconv.FormatFloat(logR[r], 'g', -1, 64)
+			cw.Write(row)
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	if out == "" {
+		return write(stdout)
+	}
+	if err := safefile.Write(out, write); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "wrote %d samples to %s\n", n, out)
+	return nil
+}
+
+// evalDiffusion prints the Student's (and Teacher's) ELBO, ELBO-IS, EUBO
+// and W2 on n fresh and n exact samples as JSON.
+func evalDiffusion(dir string, n int, seed uint64, stdout io.Writer) error {
+	t, e, err := loadDiffusion(dir)
+	if err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(seed, 0xe7a1))
+	exact := diffusion.ExactSamples(e, n, rng)
+	var ev diffusion.Evaluator
+	rep := struct {
+		Task     string             `json:"task"`
+		Step     int                `json:"step"`
+		Student  diffusion.Metrics  `json:"student"`
+		Teacher  *diffusion.Metrics `json:"teacher,omitempty"`
+		TrueLogZ *float64           `json:"true_log_z,omitempty"`
+	}{Task: fmt.Sprint(e), Step: t.Step}
+	if rep.Student, _, err = ev.Evaluate(e, t.Proc, t.Student, n, exact, rng); err != nil {
+		return err
+	}
+	if t.Teacher != nil {
+		m, _, err := ev.Evaluate(e, t.Proc, t.Teacher, n, exact, rng)
+		if err != nil {
+			return err
+		}
+		rep.Teacher = &m
+	}
+	if lz, ok := e.(energy.LogZer); ok {
+		v := lz.LogZ()
+		rep.TrueLogZ = &v
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", b)
+	return err
+}
+
