@@ -298,4 +298,3 @@ func evalDiffusion(dir string, n int, seed uint64, stdout io.Writer) error {
 	_, err = fmt.Fprintf(stdout, "%s\n", b)
 	return err
 }
-
