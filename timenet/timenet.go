@@ -32,7 +32,9 @@ type Config struct {
 	Hidden int
 	// Harmonics is the number H of Fourier frequencies (2H time features);
 	// 0 means Hidden, as both reference codes' defaults have it (256 in
-	// adaptive-teacher, 64 in gfn-diffusion).
+	// adaptive-teacher, 64 in gfn-diffusion). gfn-diffusion keeps 64 when
+	// its commands widen the network, so the paper's PIS network for
+	// Manywell (width 256, "as Sendera et al.") likely had H = 64: set it.
 	Harmonics int
 	// StateEmb and TimeEmb are the widths S and τ of the state and time
 	// embeddings (s_emb_dim, t_emb_dim); 0 means Hidden. PIS adds the two
