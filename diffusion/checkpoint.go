@@ -202,7 +202,9 @@ func load(dir string, e energy.Energy) (*Trainer, *runState, error) {
 }
 
 // Resume continues the run whose checkpoint is in dir, writing into
-// opt.OutDir (dir if empty). A run resumed from a periodic checkpoint ends
+// opt.OutDir (dir if empty), with the run's own evaluation and checkpoint
+// settings (opt's are ignored but for OutDir, Progress and ProgressTTY).
+// A run resumed from a periodic checkpoint ends
 // with the same parameters, metrics and samples as one never interrupted
 // (wall-clock columns aside).
 func Resume(ctx context.Context, dir string, e energy.Energy, opt RunOptions) (*Result, error) {
@@ -216,9 +218,9 @@ func Resume(ctx context.Context, dir string, e energy.Energy, opt RunOptions) (*
 	if opt.OutDir == "" {
 		opt.OutDir = dir
 	}
-	if opt.Task == "" {
-		opt.Task, opt.Preset = st.Task, st.Preset
-	}
+	opt.Task, opt.Preset = st.Task, st.Preset
+	opt.EvalEvery, opt.EvalSamples, opt.FinalSamples = st.EvalEvery, st.EvalSamples, st.FinalSamples
+	opt.CheckpointEvery, opt.NoFigures = st.CheckpointEvery, st.NoFigures
 	r := newRunner(ctx, t, opt)
 	for _, s := range []struct {
 		src interface{ UnmarshalBinary([]byte) error }

@@ -132,7 +132,13 @@ type runState struct {
 	WallSeconds float64    `json:"wall_seconds"`
 	LossSums    [3]float64 `json:"loss_sums"` // Student, Teacher, count since the last point
 	Resumed     int        `json:"resumed"`
-	Failed      string     `json:"failed,omitempty"`
+	// The evaluation and checkpoint settings, which a resumed run keeps.
+	EvalEvery       int    `json:"eval_every"`
+	EvalSamples     int    `json:"eval_samples"`
+	FinalSamples    int    `json:"final_samples"`
+	CheckpointEvery int    `json:"checkpoint_every"`
+	NoFigures       bool   `json:"no_figures,omitempty"`
+	Failed          string `json:"failed,omitempty"`
 }
 
 // runner is one run in progress.
@@ -169,6 +175,8 @@ func newRunner(ctx context.Context, t *Trainer, opt RunOptions) *runner {
 	r.evalRNG, r.exactRNG = rand.New(r.evalSrc), rand.New(r.exactSrc)
 	r.exact = ExactSamples(t.Energy, opt.EvalSamples, r.exactRNG)
 	r.st.Config, r.st.Task, r.st.Preset, r.st.Dim = t.Cfg, opt.Task, opt.Preset, t.Proc.Dim
+	r.st.EvalEvery, r.st.EvalSamples, r.st.FinalSamples = opt.EvalEvery, opt.EvalSamples, opt.FinalSamples
+	r.st.CheckpointEvery, r.st.NoFigures = opt.CheckpointEvery, opt.NoFigures
 	return r
 }
 
