@@ -1,15 +1,17 @@
 package train
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -18,15 +20,16 @@ import (
 	"github.com/gfngo/gfn/internal/kernel"
 	"github.com/gfngo/gfn/metrics"
 	"github.com/gfngo/gfn/progress"
-	"github.com/gfngo/gfn/safefile"
+	"github.com/gfngo/gfn/safetensors"
 )
 
-// RunOptions control Run's evaluation and outputs.
+// RunOptions control Run's evaluation, checkpoints and outputs.
 type RunOptions struct {
 	// OutDir receives metrics.csv, summary.json and the checkpoint; empty
 	// writes nothing.
 	OutDir string
-	// EnvSpec is stored in the checkpoint to rebuild the environment.
+	// EnvSpec is stored in the checkpoint to rebuild the environment
+	// (Load's and Resume's builder receives its JSON).
 	EnvSpec any
 	// EvalEvery is the number of iterations between curve points
 	// (0: 50 points over the run).
@@ -42,9 +45,28 @@ type RunOptions struct {
 	// empirical L1 at each curve point when exact distances are not
 	// computed there but the target is known (0: 5,000; <0: none).
 	CurveSamples int
+	// CheckpointEvery, if positive, writes a checkpoint into OutDir after
+	// every that many iterations (and when ctx is cancelled), holding the
+	// state after that iteration: Resume continues from it. 0 writes only
+	// the final checkpoint, with the outputs.
+	CheckpointEvery int
+	// ResumeFrom, if set, is a run directory whose checkpoint Run
+	// continues instead of starting afresh. The checkpoint must be of the
+	// same environment (its String, and EnvSpec when both are set) and
+	// settings (every Config field); errors name the first difference.
+	// There, options left 0 take the checkpointed run's values: EvalEvery,
+	// CurveExactLimit and CurveSamples may not differ from them (the curve
+	// would change); EvalSamples may (it only affects the final
+	// evaluation; <0 skips it), and so may CheckpointEvery. A nil EnvSpec
+	// keeps the checkpoint's.
+	ResumeFrom string
 	// Progress, if set, receives a progress bar.
 	Progress    io.Writer
 	ProgressTTY bool
+
+	// afterCheckpoint, if set, is called after each periodic checkpoint;
+	// an error stops the run there (tests simulate a kill with it).
+	afterCheckpoint func(step int) error
 }
 
 // Point is one row of the training curve.
@@ -103,87 +125,312 @@ type Result struct {
 // NumModeser is implemented by environments that know their mode count.
 type NumModeser interface{ NumModes() float64 }
 
-// Run trains until the budget is spent (or ctx is cancelled, which returns
-// ctx's error after saving nothing), evaluates, and writes the outputs.
+// Run trains until the budget is spent, evaluates, and writes the outputs
+// (metrics.csv, summary.json, then the final checkpoint). A cancelled ctx
+// stops it between iterations with ctx's error; with CheckpointEvery > 0
+// it first checkpoints the last iteration done. With opt.ResumeFrom it
+// continues a checkpointed run, and ends with the same parameters,
+// counters, metrics.csv and summary.json as the run never interrupted,
+// wall-clock times aside (wall_seconds, train_seconds, ms_per_iter_*).
 func Run(ctx context.Context, env discrete.Env, cfg Config, opt RunOptions) (*Result, error) {
+	if opt.CheckpointEvery < 0 {
+		return nil, fmt.Errorf("train: checkpoint interval %d must be >= 0 (0: only the final checkpoint)", opt.CheckpointEvery)
+	}
+	if opt.CheckpointEvery > 0 && opt.OutDir == "" {
+		return nil, fmt.Errorf("train: checkpoint interval %d needs an output directory", opt.CheckpointEvery)
+	}
+	spec, err := json.Marshal(opt.EnvSpec)
+	if err != nil {
+		return nil, fmt.Errorf("train: environment spec %v cannot be stored: %w", opt.EnvSpec, err)
+	}
+	var st *trainState
+	var ts []safetensors.Tensor
+	if opt.ResumeFrom != "" {
+		if st, ts, err = readResumable(opt.ResumeFrom); err != nil {
+			return nil, err
+		}
+		if err := st.compatible(opt.ResumeFrom, env, cfg, spec); err != nil {
+			return nil, err
+		}
+		if opt.EnvSpec == nil {
+			spec = st.Env
+		}
+		if opt, err = resumeOptions(opt, st.Run); err != nil {
+			return nil, err
+		}
+	}
 	t, err := New(env, cfg)
 	if err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	steps := cfg.Steps()
-	every := opt.EvalEvery
-	if every <= 0 {
-		every = max(steps/50, 1)
+	r := &runner{ctx: ctx, env: env, opt: opt, spec: spec, t: t, start: time.Now()}
+	if err := r.setup(); err != nil {
+		return nil, err
 	}
-	limit := opt.CurveExactLimit
-	if limit == 0 {
-		limit = 200_000
+	if st != nil {
+		if err := r.restore(st, ts); err != nil {
+			return nil, err
+		}
 	}
-	enum, _ := env.(metrics.Enumerable)
-	res := &Result{Trainer: t}
-	var notes []string
-	if enum != nil {
-		if n := enum.NumStates(); n >= 0 && n <= metrics.MaxExactStates {
-			p, logZ, err := metrics.Target(enum)
-			if err != nil {
-				return nil, err
+	return r.run()
+}
+
+// Resume continues the run checkpointed in dir (written by Run with
+// CheckpointEvery, or by a cancelled Run), with the environment build
+// makes from the stored spec and the stored settings; opt's evaluation
+// options follow RunOptions.ResumeFrom's rules, an empty opt.OutDir
+// means dir, and a nil opt.EnvSpec the stored spec. The result equals the
+// uninterrupted run's, wall-clock times aside. A finished run's
+// checkpoint is an error saying so.
+func Resume(ctx context.Context, dir string, build func(spec json.RawMessage) (discrete.Env, error), opt RunOptions) (*Result, error) {
+	st, _, err := readResumable(dir)
+	if err != nil {
+		return nil, err
+	}
+	env, err := build(st.Env)
+	if err != nil {
+		return nil, err
+	}
+	if opt.OutDir == "" {
+		opt.OutDir = dir
+	}
+	opt.ResumeFrom = dir
+	return Run(ctx, env, st.Train, opt)
+}
+
+// readResumable reads dir's checkpoint and checks that a run can continue
+// from it.
+func readResumable(dir string) (*trainState, []safetensors.Tensor, error) {
+	st, ts, err := readCheckpoint(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case st.Finished:
+		return nil, nil, fmt.Errorf("train: the run in %s is finished (%d iterations, %d of %d reward calls): nothing to resume", dir, st.Step, st.RewardCalls, st.Train.RewardCalls)
+	case st.Run == nil:
+		return nil, nil, fmt.Errorf("train: the checkpoint in %s has no run record (it was written by Trainer.Save or before checkpoints were resumable): it cannot be resumed", dir)
+	}
+	return st, ts, nil
+}
+
+// compatible reports the first difference between the checkpointed run
+// and the one asked to continue it.
+func (st *trainState) compatible(dir string, env discrete.Env, cfg Config, spec json.RawMessage) error {
+	if name := fmt.Sprint(env); name != st.EnvName {
+		return fmt.Errorf("train: resume from %s: the checkpoint is of environment %s, this run of %s", dir, st.EnvName, name)
+	}
+	if !jsonNull(spec) && !jsonNull(st.Env) {
+		a, b := canonicalJSON(st.Env), canonicalJSON(spec)
+		if !bytes.Equal(a, b) {
+			return fmt.Errorf("train: resume from %s: the checkpoint's environment spec is %s, this run's %s", dir, a, b)
+		}
+	}
+	if field, a, b := configDiff(st.Train, cfg); field != "" {
+		return fmt.Errorf("train: resume from %s: setting %s is %s in the checkpoint and %s in this run", dir, field, a, b)
+	}
+	return nil
+}
+
+func jsonNull(b json.RawMessage) bool { return len(b) == 0 || string(b) == "null" }
+
+// canonicalJSON re-encodes b with sorted keys and no spaces.
+func canonicalJSON(b json.RawMessage) []byte {
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return b
+	}
+	c, _ := json.Marshal(v)
+	return c
+}
+
+// configDiff names the first setting (by its config.json name) in which a
+// and b differ, with both values; "" if none.
+func configDiff(a, b Config) (field, va, vb string) {
+	var ma, mb map[string]json.RawMessage
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	json.Unmarshal(ja, &ma)
+	json.Unmarshal(jb, &mb)
+	keys := slices.Sorted(maps.Keys(ma))
+	for k := range mb {
+		if _, ok := ma[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		x, y := string(ma[k]), string(mb[k])
+		if x != y {
+			if x == "" {
+				x = "unset"
 			}
-			res.Target = p
-			res.Summary.TrueLogZ = &logZ
+			if y == "" {
+				y = "unset"
+			}
+			return k, x, y
+		}
+	}
+	return "", "", ""
+}
+
+// resumeOptions applies the resumed run's evaluation settings to opt: 0
+// takes them, another curve setting is an error.
+func resumeOptions(opt RunOptions, rec *runRecord) (RunOptions, error) {
+	if opt.EvalEvery < 0 {
+		opt.EvalEvery = 0 // the default, as in a fresh run
+	}
+	for _, o := range []struct {
+		name     string
+		v        *int
+		resolved int
+		had      int
+	}{
+		{"eval-every", &opt.EvalEvery, opt.EvalEvery, rec.EvalEvery},
+		{"curve exact limit", &opt.CurveExactLimit, opt.CurveExactLimit, rec.CurveExactLimit},
+		{"curve samples", &opt.CurveSamples, resolveCurveSamples(opt.CurveSamples), rec.CurveSamples},
+	} {
+		if *o.v != 0 && o.resolved != o.had {
+			return opt, fmt.Errorf("train: resume from %s: %s %d differs from the run's %d (the curve would change; 0 keeps the run's)", opt.ResumeFrom, o.name, *o.v, o.had)
+		}
+		*o.v = o.had
+	}
+	if opt.EvalSamples == 0 {
+		opt.EvalSamples = rec.EvalSamples
+	}
+	if opt.CheckpointEvery == 0 && opt.OutDir != "" {
+		opt.CheckpointEvery = rec.CheckpointEvery
+	}
+	return opt, nil
+}
+
+// resolveCurveSamples applies CurveSamples' default (0: 5,000) and
+// writes "none" as -1.
+func resolveCurveSamples(n int) int {
+	switch {
+	case n == 0:
+		return 5000
+	case n < 0:
+		return -1
+	}
+	return n
+}
+
+// runner is one run in progress: the trainer and everything besides it
+// that the outputs depend on, all of which a checkpoint stores.
+type runner struct {
+	ctx  context.Context
+	env  discrete.Env
+	opt  RunOptions
+	spec json.RawMessage
+	t    *Trainer
+	res  *Result
+
+	enum         metrics.Enumerable
+	notes        []string
+	every        int
+	limit        int
+	curveExact   bool
+	curveSamples int
+
+	evalSrc *rand.PCG
+	evalRNG *rand.Rand // the curve's samples: a stream apart from training
+
+	iterDur      []time.Duration
+	sLoss, tLoss float64 // loss sums since the last curve point
+	nLoss        int
+	start        time.Time
+	wallBefore   float64 // wall-clock seconds before a resume
+	resumed      int
+	checkpointed int // the step of the last checkpoint written
+}
+
+// setup resolves the evaluation settings and computes the target.
+func (r *runner) setup() error {
+	t, env, opt := r.t, r.env, r.opt
+	steps := t.Cfg.Steps()
+	r.every = opt.EvalEvery
+	if r.every <= 0 {
+		r.every = max(steps/50, 1)
+	}
+	r.limit = opt.CurveExactLimit
+	if r.limit == 0 {
+		r.limit = 200_000
+	}
+	r.enum, _ = env.(metrics.Enumerable)
+	r.res = &Result{Trainer: t}
+	if r.enum != nil {
+		if n := r.enum.NumStates(); n >= 0 && n <= metrics.MaxExactStates {
+			p, logZ, err := metrics.Target(r.enum)
+			if err != nil {
+				return err
+			}
+			r.res.Target = p
+			r.res.Summary.TrueLogZ = &logZ
 		} else {
-			notes = append(notes, fmt.Sprintf("exact metrics skipped: %v terminal states exceed the enumeration limit", enum.NumTerminals()))
+			r.notes = append(r.notes, fmt.Sprintf("exact metrics skipped: %v terminal states exceed the enumeration limit", r.enum.NumTerminals()))
 		}
 	} else {
-		notes = append(notes, "exact metrics skipped: the environment cannot be enumerated")
+		r.notes = append(r.notes, "exact metrics skipped: the environment cannot be enumerated")
 	}
-	curveExact := res.Target != nil && enum.NumStates() <= limit
-	curveSamples := opt.CurveSamples
-	if curveSamples == 0 {
-		curveSamples = 5000
+	r.curveExact = r.res.Target != nil && r.enum.NumStates() <= r.limit
+	r.curveSamples = resolveCurveSamples(opt.CurveSamples)
+	if r.res.Target != nil && !r.curveExact {
+		r.notes = append(r.notes, fmt.Sprintf("exact metrics computed only at the end: %d states exceed the per-point limit %d; curves use the empirical L1 of %d samples", r.enum.NumStates(), r.limit, max(r.curveSamples, 0)))
 	}
-	if res.Target != nil && !curveExact {
-		notes = append(notes, fmt.Sprintf("exact metrics computed only at the end: %d states exceed the per-point limit %d; curves use the empirical L1 of %d samples", enum.NumStates(), limit, max(curveSamples, 0)))
-	}
+	r.evalSrc = rand.NewPCG(t.Cfg.Seed, evalStream)
+	r.evalRNG = rand.New(r.evalSrc)
+	r.iterDur = make([]time.Duration, 0, steps)
+	return nil
+}
 
-	evalRNG := rand.New(rand.NewPCG(cfg.Seed, 0xe7a1))
+// point appends the curve point after the current iteration.
+func (r *runner) point() {
+	t, env, res := r.t, r.env, r.res
+	p := Point{Step: t.Step, RewardCalls: t.RewardCalls, GradSteps: t.GradSteps, Modes: len(t.ModesFound),
+		StudentLoss: r.sLoss / float64(max(r.nLoss, 1)), TeacherLoss: math.NaN(),
+		StudentLogZ: t.Student.LogZEstimate(env), TeacherLogZ: math.NaN(), WallSeconds: r.wall()}
+	if t.Teacher != nil {
+		p.TeacherLoss = r.tLoss / float64(max(r.nLoss, 1))
+		p.TeacherLogZ = t.Teacher.LogZEstimate(env)
+	}
+	if r.nLoss == 0 {
+		p.StudentLoss, p.TeacherLoss = math.NaN(), math.NaN()
+	}
+	p.StudentEmpiricalL1 = math.NaN()
+	switch {
+	case r.curveExact:
+		p.StudentExact, p.TeacherExact = bothExact(r.enum, t, res.Target)
+	case res.Target != nil && r.curveSamples > 0:
+		// Evaluation samples use their own stream, so curves do not
+		// change the training run.
+		if emp, err := metrics.Empirical(r.enum, sampleTerminalsRNG(t, r.curveSamples, r.evalRNG), r.curveSamples); err == nil {
+			p.StudentEmpiricalL1 = metrics.Compare(emp, res.Target).L1
+		}
+	}
+	res.Curve = append(res.Curve, p)
+	r.sLoss, r.tLoss, r.nLoss = 0, 0, 0
+}
+
+func (r *runner) wall() float64 { return r.wallBefore + time.Since(r.start).Seconds() }
+
+// run trains to the end of the budget, evaluates and writes the outputs.
+func (r *runner) run() (*Result, error) {
+	t, env, opt, res := r.t, r.env, r.opt, r.res
 	var bar *progress.Bar
 	if opt.Progress != nil {
-		bar = progress.New(opt.Progress, "train", steps, opt.ProgressTTY)
+		bar = progress.New(opt.Progress, "train", t.Cfg.Steps(), opt.ProgressTTY)
 	}
-	iterDur := make([]time.Duration, 0, steps)
-	var trainTime time.Duration
-	var sLoss, tLoss float64
-	var nLoss int
+	if len(res.Curve) == 0 {
+		r.point()
+	}
 	lastLoss := math.NaN()
-	point := func() {
-		p := Point{Step: t.Step, RewardCalls: t.RewardCalls, GradSteps: t.GradSteps, Modes: len(t.ModesFound),
-			StudentLoss: sLoss / float64(max(nLoss, 1)), TeacherLoss: math.NaN(),
-			StudentLogZ: t.Student.LogZEstimate(env), TeacherLogZ: math.NaN(), WallSeconds: time.Since(start).Seconds()}
-		if t.Teacher != nil {
-			p.TeacherLoss = tLoss / float64(max(nLoss, 1))
-			p.TeacherLogZ = t.Teacher.LogZEstimate(env)
-		}
-		if nLoss == 0 {
-			p.StudentLoss, p.TeacherLoss = math.NaN(), math.NaN()
-		}
-		p.StudentEmpiricalL1 = math.NaN()
-		switch {
-		case curveExact:
-			p.StudentExact, p.TeacherExact = bothExact(enum, t, res.Target)
-		case res.Target != nil && curveSamples > 0:
-			// Evaluation samples use their own stream, so curves do not
-			// change the training run.
-			if emp, err := metrics.Empirical(enum, sampleTerminalsRNG(t, curveSamples, evalRNG), curveSamples); err == nil {
-				p.StudentEmpiricalL1 = metrics.Compare(emp, res.Target).L1
-			}
-		}
-		res.Curve = append(res.Curve, p)
-		sLoss, tLoss, nLoss = 0, 0, 0
-	}
-	point()
 	for !t.Done() {
-		if err := ctx.Err(); err != nil {
+		if err := r.ctx.Err(); err != nil {
+			if opt.CheckpointEvery > 0 && r.checkpointed != t.Step {
+				if cerr := r.checkpoint(false); cerr != nil {
+					return nil, fmt.Errorf("%w (and the checkpoint failed: %v)", err, cerr)
+				}
+			}
 			return nil, err
 		}
 		t0 := time.Now()
@@ -192,16 +439,25 @@ func Run(ctx context.Context, env discrete.Env, cfg Config, opt RunOptions) (*Re
 			return nil, fmt.Errorf("step %d: %w", t.Step, err)
 		}
 		d := time.Since(t0)
-		iterDur = append(iterDur, d)
-		trainTime += d
-		sLoss += it.StudentLoss
+		r.iterDur = append(r.iterDur, d)
+		r.sLoss += it.StudentLoss
 		if t.Teacher != nil {
-			tLoss += it.TeacherLoss
+			r.tLoss += it.TeacherLoss
 		}
-		nLoss++
+		r.nLoss++
 		lastLoss = it.StudentLoss
-		if t.Step%every == 0 || t.Done() {
-			point()
+		if t.Step%r.every == 0 || t.Done() {
+			r.point()
+		}
+		if opt.CheckpointEvery > 0 && t.Step%opt.CheckpointEvery == 0 && !t.Done() {
+			if err := r.checkpoint(false); err != nil {
+				return nil, err
+			}
+			if opt.afterCheckpoint != nil {
+				if err := opt.afterCheckpoint(t.Step); err != nil {
+					return nil, err
+				}
+			}
 		}
 		if bar != nil {
 			bar.Update(t.Step, fmt.Sprintf("modes %d | loss %.3g | logZ %.3f", len(t.ModesFound), lastLoss, it.StudentLogZ))
@@ -212,17 +468,22 @@ func Run(ctx context.Context, env discrete.Env, cfg Config, opt RunOptions) (*Re
 	}
 
 	s := &res.Summary
-	s.Env, s.Method, s.Seed = fmt.Sprint(env), cfg.Method, cfg.Seed
+	s.Env, s.Method, s.Seed = fmt.Sprint(env), t.Cfg.Method, t.Cfg.Seed
 	s.Steps, s.GradSteps, s.RewardCalls, s.ModesFound = t.Step, t.GradSteps, t.RewardCalls, len(t.ModesFound)
 	if nm, ok := env.(NumModeser); ok {
 		s.ModesTotal = nm.NumModes()
 	}
+	var trainTime time.Duration
+	for _, d := range r.iterDur {
+		trainTime += d
+	}
 	s.TrainSeconds = trainTime.Seconds()
-	s.MsPerIterEarly, s.MsPerIterLate, s.MsPerIterMean = iterStats(iterDur)
+	s.MsPerIterEarly, s.MsPerIterLate, s.MsPerIterMean = iterStats(r.iterDur)
 	s.StudentLogZ = t.Student.LogZEstimate(env)
 	s.Kernel = string(kernel.Name())
 
 	// Final evaluation.
+	enum := r.enum
 	if res.Target != nil {
 		var wg sync.WaitGroup
 		if t.Teacher != nil {
@@ -255,10 +516,10 @@ func Run(ctx context.Context, env discrete.Env, cfg Config, opt RunOptions) (*Re
 		s.EmpiricalL1 = &l1
 		s.EvalSamples = opt.EvalSamples
 	}
-	s.Notes = notes
-	s.WallSeconds = time.Since(start).Seconds()
+	s.Notes = r.notes
+	s.WallSeconds = r.wall()
 	if opt.OutDir != "" {
-		if err := writeOutputs(opt.OutDir, res, t, opt.EnvSpec); err != nil {
+		if err := r.writeOutputs(); err != nil {
 			return nil, err
 		}
 	}
@@ -394,18 +655,4 @@ func WriteCurve(w io.Writer, curve []Point) error {
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-func writeOutputs(dir string, res *Result, t *Trainer, envSpec any) error {
-	if err := safefile.Write(filepath.Join(dir, "metrics.csv"), func(w io.Writer) error { return WriteCurve(w, res.Curve) }); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(res.Summary, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := safefile.WriteBytes(filepath.Join(dir, "summary.json"), append(b, '\n')); err != nil {
-		return err
-	}
-	return t.Save(dir, envSpec)
 }

@@ -80,7 +80,10 @@ type Trainer struct {
 	// Teacher training sample has visited (nil if the env has no modes).
 	ModesFound map[uint64]struct{}
 
+	// rng draws every random choice of training; src is its state, kept
+	// so that checkpoints can store and restore it exactly.
 	rng       *rand.Rand
+	src       *rand.PCG
 	sampler   *discrete.Sampler
 	tb        discrete.TB
 	tbTeacher discrete.TB // the Teacher's own scratch: its step runs concurrently
@@ -125,9 +128,10 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15))
+	src := rand.NewPCG(cfg.Seed, trainStream)
+	rng := rand.New(src)
 	t := &Trainer{
-		Env: env, Cfg: cfg, rng: rng, sampler: discrete.NewSampler(env), schedule: cfg.schedule(),
+		Env: env, Cfg: cfg, rng: rng, src: src, sampler: discrete.NewSampler(env), schedule: cfg.schedule(),
 		reward: cfg.Reward(),
 	}
 	t.Student = newAgent(env, cfg, cfg.LR, rng)
@@ -147,10 +151,9 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 			return nil, fmt.Errorf("a replay buffer needs an environment with terminal keys; %v has none", env)
 		}
 		capacity := cfg.BufferCap
-		stateLen := env.StateLen()
+		stateLen := t.bufferWidth()
 		if cfg.Objective == ObjectiveDB {
-			// Transitions (s, a): the state and the action.
-			stateLen++
+			// Transitions (s, a) have their own default.
 			if capacity == 0 {
 				capacity = 1000 // the reference's transition buffer
 			}
@@ -169,6 +172,15 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 		t.buffer = b
 	}
 	return t, nil
+}
+
+// bufferWidth is the number of words of a buffer entry: a state, or for
+// DB a state and an action.
+func (t *Trainer) bufferWidth() int {
+	if t.Cfg.Objective == ObjectiveDB {
+		return t.Env.StateLen() + 1
+	}
+	return t.Env.StateLen()
 }
 
 // Done reports whether the next iteration would exceed the reward-call
@@ -404,5 +416,13 @@ func (it Iteration) String() string {
 // Reseed replaces the random source, e.g. to draw reproducible samples from
 // a loaded checkpoint.
 func (t *Trainer) Reseed(seed uint64) {
-	t.rng = rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	t.src = rand.NewPCG(seed, trainStream)
+	t.rng = rand.New(t.src)
 }
+
+// The second words of the PCG seeds of the training and evaluation
+// streams: two independent streams from one seed.
+const (
+	trainStream = 0x9e3779b97f4a7c15
+	evalStream  = 0xe7a1
+)
