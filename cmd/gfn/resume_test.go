@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gfngo/gfn/diffusion"
+	"github.com/gfngo/gfn/safetensors"
+)
+
+// buildGFN builds the gfn binary into a temporary directory.
+func buildGFN(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "gfn")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestDiffusionSIGKILLResume: a diffusion run killed with SIGKILL after a
+// periodic checkpoint and resumed with --resume ends with the same
+// parameters, buffer, metrics and summary as an uninterrupted run.
+func TestDiffusionSIGKILLResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds gfn and trains three times")
+	}
+	bin := buildGFN(t)
+	dir := t.TempDir()
+	args := func(out string) []string {
+		return []string{"train", "--task", "25gmm", "--method", "teacher", "--hidden", "32", "--steps", "10", "--batch", "64",
+			"--iterations", "2500", "--eval-every", "250", "--eval-samples", "200", "--final-samples", "400",
+			"--checkpoint-every", "50", "--out", out, "--quiet"}
+	}
+	full, part := filepath.Join(dir, "full"), filepath.Join(dir, "part")
+	if out, err := exec.Command(bin, args(full)...).CombinedOutput(); err != nil {
+		t.Fatalf("uninterrupted run: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, args(part)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killedAt := -1
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if _, _, _, step, err := diffusion.ReadState(part); err == nil && step >= 300 {
+			cmd.Process.Signal(syscall.SIGKILL)
+			killedAt = step
+			break
+		}
+	}
+	cmd.Wait()
+	if killedAt < 0 {
+		t.Fatal("no checkpoint at iteration >= 300 appeared")
+	}
+	if _, err := os.Stat(filepath.Join(part, "summary.json")); err == nil {
+		t.Fatalf("the run finished before it was killed (checkpoint at %d): make it longer", killedAt)
+	}
+	out, err := exec.Command(bin, "train", "--resume", part, "--quiet").CombinedOutput()
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "resuming") {
+		t.Errorf("resume output lacks the resuming line:\n%s", out)
+	}
+	a, b := readTensors(t, full), readTensors(t, part)
+	for name, v := range a {
+		if name == "run.iter_ms" {
+			continue // wall-clock times
+		}
+		if name == "run.curve" {
+			// Rows of 12 float64s whose last column is the wall clock.
+			v, w := slices.Clone(v), slices.Clone(b[name])
+			for i := 11 * 8; i+8 <= len(v) && i+8 <= len(w); i += 12 * 8 {
+				clear(v[i : i+8])
+				clear(w[i : i+8])
+			}
+			if !bytes.Equal(v, w) {
+				t.Errorf("the curve differs after kill at iteration %d and resume", killedAt)
+			}
+			continue
+		}
+		if !bytes.Equal(v, b[name]) {
+			t.Errorf("tensor %s differs after kill at iteration %d and resume", name, killedAt)
+		}
+	}
+	if len(a) != len(b) {
+		t.Errorf("%d tensors, want %d", len(b), len(a))
+	}
+	stripWall := func(dir string) string {
+		raw, err := os.ReadFile(filepath.Join(dir, "metrics.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, l := range strings.Split(string(raw), "\n") {
+			if i := strings.LastIndexByte(l, ','); i >= 0 {
+				l = l[:i]
+			}
+			lines = append(lines, l)
+		}
+		return strings.Join(lines, "\n")
+	}
+	if stripWall(full) != stripWall(part) {
+		t.Errorf("metrics.csv differs:\n%s\nvs\n%s", stripWall(full), stripWall(part))
+	}
+}
+
+func readTensors(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, diffusion.CheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ts, _, err := safetensors.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string][]byte{}
+	for _, x := range ts {
+		m[x.Name] = x.Data
+	}
+	return m
+}
