@@ -14,6 +14,7 @@ import (
 
 	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/safetensors"
+	"github.com/gfngo/gfn/train"
 )
 
 // buildGFN builds the gfn binary into a temporary directory.
@@ -130,4 +131,73 @@ func readTensors(t *testing.T, dir string) map[string][]byte {
 		m[x.Name] = x.Data
 	}
 	return m
+}
+
+// TestGridSIGKILLResume: the same for a grid run (Teacher, d=2 H=16).
+func TestGridSIGKILLResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds gfn and trains three times")
+	}
+	bin := buildGFN(t)
+	dir := t.TempDir()
+	args := func(out string) []string {
+		return []string{"train", "--dim", "2", "--side", "16", "--hidden", "64,64", "--reward-calls", "48000",
+			"--eval-samples", "1000", "--checkpoint-every", "100", "--out", out, "--quiet"}
+	}
+	full, part := filepath.Join(dir, "full"), filepath.Join(dir, "part")
+	if out, err := exec.Command(bin, args(full)...).CombinedOutput(); err != nil {
+		t.Fatalf("uninterrupted run: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, args(part)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killedAt := -1
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if cc, err := train.ReadCheckpoint(part); err == nil && cc.Step >= 600 {
+			cmd.Process.Signal(syscall.SIGKILL)
+			killedAt = cc.Step
+			break
+		}
+	}
+	cmd.Wait()
+	if killedAt < 0 {
+		t.Fatal("no checkpoint at iteration >= 600 appeared")
+	}
+	if _, err := os.Stat(filepath.Join(part, "summary.json")); err == nil {
+		t.Fatalf("the run finished before it was killed (checkpoint at %d): make it longer", killedAt)
+	}
+	out, err := exec.Command(bin, "train", "--resume", part, "--quiet").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "resuming") {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	a, b := readTensors(t, full), readTensors(t, part)
+	for name, v := range a {
+		if strings.HasPrefix(name, "student.") || strings.HasPrefix(name, "teacher.") || strings.HasPrefix(name, "state.") {
+			if !bytes.Equal(v, b[name]) {
+				t.Errorf("tensor %s differs after kill at iteration %d and resume", name, killedAt)
+			}
+		}
+	}
+	for _, f := range []string{"metrics.csv"} {
+		if x, y := withoutLastColumn(t, filepath.Join(full, f)), withoutLastColumn(t, filepath.Join(part, f)); x != y {
+			t.Errorf("%s differs:\n%s\nvs\n%s", f, x, y)
+		}
+	}
+}
+
+// withoutLastColumn is a CSV file without its last (wall-clock) column.
+func withoutLastColumn(t *testing.T, path string) string {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(raw), "\n") {
+		if i := strings.LastIndexByte(l, ','); i >= 0 {
+			l = l[:i]
+		}
+		lines = append(lines, l)
+	}
+	return strings.Join(lines, "\n")
 }

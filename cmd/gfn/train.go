@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/env/hypergrid"
 	"github.com/gfngo/gfn/plot"
 	"github.com/gfngo/gfn/progress"
@@ -68,11 +69,19 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	evalSamples := fs.Int("eval-samples", 100000, "fresh Student samples for the final empirical L1 (0 = skip)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (for go tool pprof)")
+	ckEvery := fs.Int("checkpoint-every", 0, "iterations between checkpoints that --resume continues (0 = only at the end)")
+	resume := fs.String("resume", "", "continue the run checkpointed in this directory (its settings come from the checkpoint)")
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
 		}
 		return err
+	}
+	if *ckEvery < 0 {
+		return usagef("checkpoint-every %d must be >= 0", *ckEvery)
+	}
+	if *resume != "" {
+		return resumeGrid(ctx, *resume, *out, *ckEvery, *quiet, stdout, stderr)
 	}
 	d.Method, d.TeacherReward, d.Hidden = train.Method(*method), train.TeacherReward(*treward), hidden
 	d.Buffer = replay.Priority(*buffer)
@@ -111,7 +120,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := safefile.CheckDir(dir); err != nil {
 		return usageError{err}
 	}
-	opt := train.RunOptions{OutDir: dir, EnvSpec: spec, EvalEvery: *evalEvery, EvalSamples: *evalSamples}
+	opt := train.RunOptions{OutDir: dir, EnvSpec: spec, EvalEvery: *evalEvery, EvalSamples: *evalSamples, CheckpointEvery: *ckEvery}
 	if !*quiet {
 		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
 	}
@@ -127,6 +136,34 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	return gridOutputs(stdout, env, dir, res)
+}
+
+// resumeGrid continues a checkpointed grid run.
+func resumeGrid(ctx context.Context, from, out string, ckEvery int, quiet bool, stdout, stderr io.Writer) error {
+	cc, err := train.ReadCheckpoint(from)
+	if err != nil {
+		return usageError{err}
+	}
+	dir := from
+	if out != "" {
+		dir = out
+	}
+	opt := train.RunOptions{OutDir: dir, CheckpointEvery: ckEvery}
+	if !quiet {
+		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
+	}
+	fmt.Fprintf(stdout, "gfn train: resuming %s (%s, method %s, seed %d) at iteration %d, %d of %d reward calls\n",
+		from, cc.EnvName, cc.Train.Method, cc.Train.Seed, cc.Step, cc.RewardCalls, cc.Train.RewardCalls)
+	res, err := train.Resume(ctx, from, task.BuildJSON, opt)
+	if err != nil {
+		return err
+	}
+	return gridOutputs(stdout, res.Trainer.Env, dir, res)
+}
+
+// gridOutputs draws the figures and prints the summary of a grid run.
+func gridOutputs(stdout io.Writer, env discrete.Env, dir string, res *train.Result) error {
 	files := []string{"metrics.csv", "summary.json", train.CheckpointFile, train.ConfigFile}
 	if g, ok := env.(*hypergrid.Grid); ok {
 		figs, err := gridFigures(dir, g, res)
