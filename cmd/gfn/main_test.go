@@ -52,6 +52,7 @@ func TestHelpGolden(t *testing.T) {
 		{"sample-help", []string{"sample", "-h"}},
 		{"eval-help", []string{"help", "eval"}},
 		{"bench-speed-help", []string{"bench", "speed", "--help"}},
+		{"train-diffusion-help", []string{"train", "--task", "25gmm", "--help"}},
 	} {
 		out, _, err := runCLI(c.args...)
 		if err != nil {
@@ -86,6 +87,14 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"schedule-without-buffer", []string{"train", "--schedule", "SB"}},
 		{"bad-ls-ratio", []string{"train", "--ls", "--ls-back-ratio", "1.5"}},
 		{"bench-bad-iterations", []string{"bench", "speed", "--iterations", "0"}},
+		{"diffusion-bad-method", []string{"train", "--task", "25gmm", "--method", "sac"}},
+		{"diffusion-bad-preset", []string{"train", "--task", "manywell", "--preset", "fast"}},
+		{"diffusion-bad-arch", []string{"train", "--task", "25gmm", "--arch", "unet"}},
+		{"diffusion-bad-batch", []string{"train", "--task", "25gmm", "--batch", "1"}},
+		{"diffusion-ls-tb", []string{"train", "--task", "manywell", "--method", "tb", "--ls"}},
+		{"diffusion-bad-ratio", []string{"train", "--task", "25gmm", "--ratio", "3:1"}},
+		{"diffusion-bad-reward", []string{"train", "--task", "25gmm", "--teacher-reward", "mine"}},
+		{"resume-missing", []string{"train", "--task", "25gmm", "--resume", "no-such-run"}},
 	}
 	var all strings.Builder
 	for _, c := range cases {
