@@ -119,3 +119,78 @@ func curveCSV(t *testing.T, dir string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestLocalSearchFillsBuffer: PER + LS adds the MALA chains' accepted
+// states after burn-in to the buffer on local-search iterations, and skips
+// the batch there (the reference's if/else).
+func TestLocalSearchFillsBuffer(t *testing.T) {
+	cfg := smallConfig(MethodPER, 30)
+	cfg.LocalSearch, cfg.LSEvery = true, 10
+	cfg.LS.Steps, cfg.LS.BurnIn = 20, 10
+	cfg.BufferCap = 100000
+	tr, err := New(energy.GMM25{}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !tr.Done() {
+		before := tr.buffer.Len()
+		calls := tr.RewardCalls
+		it, err := tr.Iterate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.buffer.Len()-before != it.Stored {
+			t.Fatalf("iteration %d: buffer grew by %d, reported %d", tr.Step-1, tr.buffer.Len()-before, it.Stored)
+		}
+		step := tr.Step - 1
+		if step%10 == 0 && it.Role == 'S' {
+			// 64 chains × 10 reported steps at some acceptance: far more than a batch.
+			if it.Stored <= cfg.Batch || tr.RewardCalls-calls < cfg.Batch*20 {
+				t.Errorf("iteration %d: local search stored %d states with %d reward calls", step, it.Stored, tr.RewardCalls-calls)
+			}
+		}
+	}
+	tr.buffer.Each(func(_ uint64, x []float32, logR, p float64) {
+		if math.IsNaN(logR) || math.IsInf(logR, 0) {
+			t.Fatalf("buffer entry %v with log R %v", x, logR)
+		}
+	})
+}
+
+// nanEnergy is 25GMM whose 20th call returns NaN for its row 5.
+type nanEnergy struct {
+	energy.GMM25
+	calls *int
+}
+
+func (e nanEnergy) LogReward(x []float32, out []float64) error {
+	if err := e.GMM25.LogReward(x, out); err != nil {
+		return err
+	}
+	if *e.calls++; *e.calls == 20 {
+		out[5] = math.NaN()
+	}
+	return nil
+}
+
+// TestNonFiniteEnergyStops: a NaN log-reward stops the run with an error
+// naming the iteration and the sample, after writing a checkpoint.
+func TestNonFiniteEnergyStops(t *testing.T) {
+	cfg := smallConfig(MethodTB, 200)
+	dir := t.TempDir()
+	o := quick
+	o.OutDir = dir
+	_, err := Run(context.Background(), nanEnergy{calls: new(int)}, cfg, o)
+	var nf *NonFiniteError
+	if !errors.As(err, &nf) || !math.IsNaN(nf.LogR) || nf.Row != 5 || len(nf.X) != 2 {
+		t.Fatalf("error %v, want a NonFiniteError for sample 5", err)
+	}
+	for _, want := range []string{"iteration", "sample", "NaN", "checkpoint"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	if _, _, _, step, err := ReadState(dir); err != nil || step != nf.Iteration {
+		t.Errorf("checkpoint at step %d (%v), want %d", step, err, nf.Iteration)
+	}
+}

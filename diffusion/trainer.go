@@ -229,10 +229,13 @@ func (t *Trainer) Iterate() (Iteration, error) {
 	if t.Teacher == nil {
 		it.TeacherLoss = math.NaN()
 	}
-	if role == teacher.Student && t.buffer != nil {
+	lsDue := role == teacher.Student && cfg.LocalSearch && t.Step%cfg.LSEvery == 0
+	// On local-search iterations after the first, PER stores the search's
+	// states instead of the batch (the reference's if/else).
+	if role == teacher.Student && t.buffer != nil && !(lsDue && t.Step > 0) {
 		it.Stored += t.store()
 	}
-	if role == teacher.Student && cfg.LocalSearch && t.Step%cfg.LSEvery == 0 && t.buffer.Len() > 0 {
+	if lsDue && t.buffer.Len() > 0 {
 		n, err := t.localSearch()
 		if err != nil {
 			return it, err
