@@ -98,9 +98,10 @@ func DefaultConfig() Config { c, _ := Preset("reference", "25gmm"); return c }
 //     weight decay 10⁻⁷, learning rates ×0.1 at 4,000 and 8,000;
 //   - "paper": the paper's text where it differs: the PIS network of
 //     width 64 (25GMM) or 256 (Manywell), σ² = 5 on 25GMM, buffers 5,000
-//     / 20,000, batch 300, 25,000 iterations (Sendera et al.'s), the
-//     3:1:2 ratio ("SSBSTB"), milestones at 19,000 and 23,000 (the
-//     reference code's rule: iterations − 6,000 and − 2,000).
+//     / 20,000, the 3:1:2 ratio ("SSBSTB"), and "learning hyperparameters
+//     identical to Sendera et al." (gfn-diffusion's defaults): batch 300,
+//     25,001 iterations, log Z learning rate 10⁻², no weight decay and
+//     no learning-rate schedule.
 //
 // Both use the eps method's exploration f = 0.2 decayed to 0 at
 // iteration 5,000 (Sendera et al.'s "TB + expl."), and the Teacher's
@@ -130,7 +131,12 @@ func Preset(name, task string) (Config, error) {
 			c.Net.Hidden, c.Sigma2, c.BufferCap = 64, 5, 5000
 		}
 		c.Batch, c.Iterations = 300, 25001
-		c.Milestones = []int{19000, 23000}
+		// Sendera et al.'s learning settings: log Z lr 10⁻², no weight
+		// decay, no schedule (the Teacher keeps the reference's 5× policy
+		// rate and its clipping).
+		c.Student = Optim{LR: 1e-3, LogZLR: 1e-2}
+		c.Teacher = Optim{LR: 5e-3, LogZLR: 1e-2, ClipTime: 0.1}
+		c.Milestones = nil
 		c.Schedule = "SSBSTB"
 	default:
 		return Config{}, fmt.Errorf("diffusion: preset %q is unknown (allowed: %v)", name, Presets)
