@@ -6,46 +6,50 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/gfngo/gfn/bench"
+	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/safefile"
 )
 
 const benchUsage = `Usage: gfn bench <benchmark> [flags]
 
 Benchmarks:
-  speed    ms per training iteration, early and late in training, on the paper's grids
-  grid     reproduce a grid table of the paper (Table 1, DB, large grids, ablations, local search)
+  speed      ms per training iteration on the paper's grids and diffusion tasks
+  grid       reproduce a grid table of the paper (Table 1, DB, large grids, ablations, local search)
+  diffusion  reproduce a diffusion-sampler table of the paper (Table 2, alpha, local search)
 `
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, benchUsage)
-		return usagef("no benchmark given (allowed: speed, grid)")
+		return usagef("no benchmark given (allowed: speed, grid, diffusion)")
 	}
 	switch args[0] {
 	case "speed":
 		return runBenchSpeed(ctx, args[1:], stdout, stderr)
 	case "grid":
 		return runBenchGrid(ctx, args[1:], stdout, stderr)
+	case "diffusion":
+		return runBenchDiffusion(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "-help", "help":
 		fmt.Fprint(stdout, benchUsage)
 		return nil
 	default:
 		fmt.Fprint(stderr, benchUsage)
-		return usagef("unknown benchmark %q (allowed: speed, grid)", args[0])
+		return usagef("unknown benchmark %q (allowed: speed, grid, diffusion)", args[0])
 	}
 }
 
 func runBenchSpeed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("bench speed", "Time training iterations (median ms) from a fresh start and after --late-step\niterations, for grid d2 H128 tb and teacher and grid d4 H32 teacher, and print\nthe machine's CPU features, as a Markdown table.")
+	fs := newFlagSet("bench speed", "Time training iterations (median ms) from a fresh start and after --late-step\niterations, for grid d2 H128 tb and teacher and grid d4 H32 teacher; then the diffusion\nsamplers (reference preset: batch 500, T = 100, width 256) with tb and teacher on 25gmm and\nmanywell: median and mean ms per iteration, GFLOP/s of the network passes and peak RSS.\nPrints the machine's CPU features and kernels, and Markdown tables.")
 	iters := fs.Int("iterations", 100, "timed iterations per window (>= 1)")
 	late := fs.Int("late-step", 2000, "iteration at which the late window starts")
+	diffIters := fs.Int("diffusion-iterations", 8, "timed iterations of each diffusion case, after 4 of warm-up (0 = no diffusion rows)")
 	seed := fs.Uint64("seed", 0, "random seed")
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
@@ -53,8 +57,8 @@ func runBenchSpeed(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		return err
 	}
-	if *iters < 1 || *late < 0 {
-		return usagef("iterations %d must be >= 1 and late-step %d >= 0", *iters, *late)
+	if *iters < 1 || *late < 0 || *diffIters < 0 {
+		return usagef("iterations %d must be >= 1, late-step %d >= 0 and diffusion-iterations %d >= 0", *iters, *late, *diffIters)
 	}
 	fmt.Fprintf(stdout, "machine: %s\n\n", bench.Machine())
 	var rs []bench.SpeedResult
@@ -67,6 +71,20 @@ func runBenchSpeed(ctx context.Context, args []string, stdout, stderr io.Writer)
 		rs = append(rs, r)
 	}
 	bench.WriteSpeedTable(stdout, rs)
+	if *diffIters == 0 {
+		return nil
+	}
+	var ds []bench.DiffusionSpeedResult
+	for _, c := range bench.DiffusionSpeedCases {
+		fmt.Fprintf(stderr, "timing %s...\n", c.Name)
+		r, err := bench.DiffusionSpeed(ctx, c, bench.DiffusionSpeedOptions{Iterations: *diffIters, Seed: *seed})
+		if err != nil {
+			return err
+		}
+		ds = append(ds, r)
+	}
+	fmt.Fprintln(stdout)
+	bench.WriteDiffusionSpeedTable(stdout, ds)
 	return nil
 }
 
@@ -119,34 +137,9 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			o.Grids = append(o.Grids, bench.Grid{Dim: d, Side: h})
 		}
 	}
-	self, err := os.Executable()
+	run, err := benchRunner(o.Out, *jobs)
 	if err != nil {
 		return err
-	}
-	logs := filepath.Join(o.Out, "logs")
-	if err := os.MkdirAll(logs, 0o755); err != nil {
-		return usagef("output directory %s is not usable: %v", o.Out, err)
-	}
-	// Each run gets its share of the cores, unless the user set GOMAXPROCS
-	// (say, to run two tables side by side).
-	env := os.Environ()
-	if os.Getenv("GOMAXPROCS") == "" {
-		env = append(env, fmt.Sprintf("GOMAXPROCS=%d", max(1, runtime.NumCPU() / *jobs)))
-	}
-	run := func(ctx context.Context, args []string) error {
-		cmd := exec.CommandContext(ctx, self, args...)
-		cmd.Env = env
-		name := filepath.Base(args[slices.Index(args, "--out")+1])
-		f, err := os.Create(filepath.Join(logs, name+".log"))
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		cmd.Stdout, cmd.Stderr = f, f
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("%w (log: %s)", err, f.Name())
-		}
-		return nil
 	}
 	results, runErr := bench.RunGrid(ctx, t, o, run, stderr)
 	if results == nil && runErr != nil {
@@ -166,5 +159,99 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	fmt.Fprint(stdout, md.String())
 	fmt.Fprintf(stdout, "\nwrote %s: results.csv, results.md, figures/ (%d files)\n", o.Out, len(files))
+	return runErr
+}
+
+// benchRunner runs gfn commands as child processes of this binary, each
+// with its share of the cores unless the user set GOMAXPROCS (say, to run
+// two tables side by side), logging to out/logs.
+func benchRunner(out string, jobs int) (bench.Runner, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	logs := filepath.Join(out, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return nil, usagef("output directory %s is not usable: %v", out, err)
+	}
+	env := os.Environ()
+	if os.Getenv("GOMAXPROCS") == "" {
+		env = append(env, fmt.Sprintf("GOMAXPROCS=%d", max(1, runtime.NumCPU()/jobs)))
+	}
+	return bench.ExecRunner(self, logs, env), nil
+}
+
+func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var names []string
+	for _, t := range bench.DiffusionTables {
+		names = append(names, t.Name)
+	}
+	fs := newFlagSet("bench diffusion", "Run every method × task × seed of one of the paper's diffusion-sampler tables as separate\ngfn train processes, --jobs at a time, into --out/<table>/<task>-<method>-seed<S>. Resumable:\na run with a summary.json is skipped, one with a checkpoint and no summary is continued with\ngfn train --resume (checkpoints every 500 iterations), others start afresh. Then writes\nresults.csv, results.md (mean ± std next to the paper's numbers) and figures/ to --out/<table>.\nTables: main (Table 2: tb, eps, prt, per, teacher on 25gmm and manywell), alpha (teacher with\nalpha 0 and 0.5; alpha 0.5 copies main's finished teacher runs, the same command), local-search\n(per and teacher with --ls on manywell).")
+	table := fs.String("table", "", "table to reproduce: "+strings.Join(names, ", ")+" (required)")
+	seeds := fs.Int("seeds", 0, "seeds per method and task (0 = the paper's 5; 1 with --quick)")
+	jobs := fs.Int("jobs", runtime.NumCPU(), "runs at a time")
+	quick := fs.Bool("quick", false, "smoke run: 1 seed, 40 iterations of 64 trajectories of 20 steps, width 64, small evaluations")
+	out := fs.String("out", filepath.Join("runs", "bench-diffusion"), "root output directory: the table's runs and results go to <out>/<table>")
+	methods := fs.String("methods", "", "comma-separated subset of the table's methods")
+	tasks := fs.String("tasks", "", "comma-separated tasks (25gmm, manywell; default the table's)")
+	preset := fs.String("preset", "reference", "training settings: "+strings.Join(diffusion.Presets, " or "))
+	collect := fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished")
+	if err := parse(fs, args, stdout); err != nil {
+		if errors.Is(err, errHelp) {
+			return nil
+		}
+		return err
+	}
+	t, err := bench.DiffusionTableByName(*table)
+	if err != nil {
+		return usageError{err}
+	}
+	if *seeds < 0 || *jobs < 1 {
+		return usagef("seeds %d must be >= 0 and jobs %d >= 1", *seeds, *jobs)
+	}
+	if !slices.Contains(diffusion.Presets, *preset) {
+		return usagef("preset %q is unknown (allowed: %s)", *preset, strings.Join(diffusion.Presets, ", "))
+	}
+	o := bench.DiffusionOptions{Out: *out, Seeds: *seeds, Jobs: *jobs, Quick: *quick, Preset: *preset, CollectOnly: *collect}
+	if *methods != "" {
+		for _, m := range strings.Split(*methods, ",") {
+			if _, ok := bench.DiffusionMethods[m]; !ok {
+				return usagef("method %q is unknown (table %s has %s)", m, t.Name, strings.Join(t.Methods, ", "))
+			}
+			o.Methods = append(o.Methods, m)
+		}
+	}
+	if *tasks != "" {
+		for _, k := range strings.Split(*tasks, ",") {
+			if !slices.Contains(bench.DiffusionTasks, k) {
+				return usagef("task %q is unknown (allowed: %s)", k, strings.Join(bench.DiffusionTasks, ", "))
+			}
+			o.Tasks = append(o.Tasks, k)
+		}
+	}
+	dir := o.Dir(t)
+	run, err := benchRunner(dir, *jobs)
+	if err != nil {
+		return err
+	}
+	results, runErr := bench.RunDiffusion(ctx, t, o, run, stderr)
+	if results == nil && runErr != nil {
+		return runErr
+	}
+	if err := safefile.Write(filepath.Join(dir, "results.csv"), func(w io.Writer) error { return bench.WriteDiffusionCSV(w, results) }); err != nil {
+		return err
+	}
+	var md strings.Builder
+	bench.WriteDiffusionMarkdown(&md, bench.DiffusionReport{Table: t.Name, Preset: *preset, Quick: *quick, Jobs: *jobs,
+		Command: strings.Join(append([]string{"gfn bench diffusion"}, args...), " ")}, results)
+	if err := safefile.WriteBytes(filepath.Join(dir, "results.md"), []byte(md.String())); err != nil {
+		return err
+	}
+	files, err := bench.DiffusionFigures(filepath.Join(dir, "figures"), t.Jobs(o))
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, md.String())
+	fmt.Fprintf(stdout, "\nwrote %s: results.csv, results.md, figures/ (%d files)\n", dir, len(files))
 	return runErr
 }

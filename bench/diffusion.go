@@ -1,0 +1,740 @@
+package bench
+
+import (
+	"context"
+	_ "embed"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gfngo/gfn/diffusion"
+	"github.com/gfngo/gfn/energy"
+	"github.com/gfngo/gfn/safefile"
+)
+
+// paperDiffusion holds the paper's diffusion-sampler results (mean ± std
+// per table, method and task), transcribed from the LaTeX source with each
+// table's label.
+//
+//go:embed paper_diffusion.csv
+var paperDiffusion string
+
+// DiffusionMethods are the rows of the diffusion tables as gfn train flags
+// (the task, preset, seed and output flags are added per run).
+var DiffusionMethods = map[string][]string{
+	"tb":               {"--method", "tb"},
+	"eps":              {"--method", "eps"},
+	"prt":              {"--method", "prt"},
+	"per":              {"--method", "per"},
+	"teacher":          {"--method", "teacher"},
+	"teacher-alpha0":   {"--method", "teacher", "--alpha", "0"},
+	"teacher-alpha0.5": {"--method", "teacher", "--alpha", "0.5"},
+	"per-ls":           {"--method", "per", "--ls"},
+	"teacher-ls":       {"--method", "teacher", "--ls"},
+}
+
+// DiffusionTasks are the targets, in the paper's column order.
+var DiffusionTasks = []string{"25gmm", "manywell"}
+
+// DiffusionTable is one diffusion table of the paper: its methods, tasks
+// and seeds.
+type DiffusionTable struct {
+	Name    string
+	Methods []string
+	Tasks   []string
+	Seeds   int
+}
+
+// DiffusionTables are the tables `gfn bench diffusion --table` reproduces:
+// the paper's Table 2, its α appendix table and its local-search appendix
+// table (Manywell only in the paper; --tasks 25gmm,manywell adds 25GMM).
+var DiffusionTables = []DiffusionTable{
+	{"main", []string{"tb", "eps", "prt", "per", "teacher"}, DiffusionTasks, 5},
+	{"alpha", []string{"teacher-alpha0", "teacher-alpha0.5"}, DiffusionTasks, 5},
+	{"local-search", []string{"per-ls", "teacher-ls"}, []string{"manywell"}, 5},
+}
+
+// DiffusionTableByName finds a diffusion table.
+func DiffusionTableByName(name string) (DiffusionTable, error) {
+	var names []string
+	for _, t := range DiffusionTables {
+		if t.Name == name {
+			return t, nil
+		}
+		names = append(names, t.Name)
+	}
+	return DiffusionTable{}, fmt.Errorf("table %q is unknown (allowed: %s)", name, strings.Join(names, ", "))
+}
+
+// quickDiffusionArgs make a run a smoke test of a few seconds: a small
+// network, short trajectories, 40 iterations and small evaluations.
+var quickDiffusionArgs = []string{"--iterations", "40", "--batch", "64", "--steps", "20", "--hidden", "64",
+	"--eval-every", "20", "--eval-samples", "200", "--final-samples", "400"}
+
+// quickDiffusionIterations is the --iterations of quickDiffusionArgs.
+const quickDiffusionIterations = 40
+
+// diffusionCheckpointEvery is the runs' --checkpoint-every: an interrupted
+// reference run (about an hour) loses at most 500 of its 10,001
+// iterations.
+const diffusionCheckpointEvery = 500
+
+// DiffusionOptions shape a diffusion table run.
+type DiffusionOptions struct {
+	// Out is the root directory; a table's runs, logs and results go to
+	// Out/<table>.
+	Out         string
+	Seeds       int  // 0: the table's default
+	Jobs        int  // concurrent runs (≥ 1)
+	Quick       bool // 1 seed, a tiny network and budget: a smoke run
+	Methods     []string
+	Tasks       []string
+	Preset      string // "": reference
+	CollectOnly bool   // aggregate the finished runs, run nothing
+}
+
+func (o DiffusionOptions) preset() string {
+	if o.Preset == "" {
+		return "reference"
+	}
+	return o.Preset
+}
+
+// Dir is the directory of table t's runs and results.
+func (o DiffusionOptions) Dir(t DiffusionTable) string { return filepath.Join(o.Out, t.Name) }
+
+// DiffusionJob is one training run of a table.
+type DiffusionJob struct {
+	Task, Method string
+	Seed         int
+	Dir          string
+	// Args are the gfn train arguments of a fresh start.
+	Args []string
+	// Iterations is the run's length, which a finished run must have.
+	Iterations int
+	// SameAs, if set, is the directory of another table's run with the
+	// same command line; when it has finished, its files are copied
+	// instead of training again.
+	SameAs string
+}
+
+// Jobs lists the runs of table t, seed by seed, so that an interrupted
+// table has every method's first seeds rather than all seeds of a few.
+func (t DiffusionTable) Jobs(o DiffusionOptions) []DiffusionJob {
+	seeds := t.Seeds
+	if o.Seeds > 0 {
+		seeds = o.Seeds
+	}
+	if o.Quick && o.Seeds == 0 {
+		seeds = 1
+	}
+	methods, tasks := t.Methods, t.Tasks
+	if len(o.Methods) > 0 {
+		methods = o.Methods
+	}
+	if len(o.Tasks) > 0 {
+		tasks = o.Tasks
+	}
+	preset := o.preset()
+	var jobs []DiffusionJob
+	for s := range seeds {
+		for _, task := range tasks {
+			iters := quickDiffusionIterations
+			if !o.Quick {
+				cfg, err := diffusion.Preset(preset, task)
+				if err != nil {
+					panic("bench: " + err.Error()) // RunDiffusion validates the preset and tasks first
+				}
+				iters = cfg.Iterations
+			}
+			for _, m := range methods {
+				dir := filepath.Join(o.Dir(t), fmt.Sprintf("%s-%s-seed%d", task, m, s))
+				args := []string{"train", "--task", task, "--preset", preset}
+				args = append(args, DiffusionMethods[m]...)
+				args = append(args, "--seed", strconv.Itoa(s), "--out", dir, "--quiet",
+					"--checkpoint-every", strconv.Itoa(diffusionCheckpointEvery))
+				if o.Quick {
+					args = append(args, quickDiffusionArgs...)
+				}
+				j := DiffusionJob{Task: task, Method: m, Seed: s, Dir: dir, Args: args, Iterations: iters}
+				// α = 0.5 is the presets' default: the main table's
+				// Teacher run is this run, bit for bit.
+				if t.Name == "alpha" && m == "teacher-alpha0.5" {
+					j.SameAs = filepath.Join(o.Out, "main", fmt.Sprintf("%s-teacher-seed%d", task, s))
+				}
+				jobs = append(jobs, j)
+			}
+		}
+	}
+	return jobs
+}
+
+// RunStatus is what a run directory calls for.
+type RunStatus int
+
+const (
+	RunFresh  RunStatus = iota // nothing usable: start the run
+	RunResume                  // a checkpoint and no summary: continue it
+	RunDone                    // summary.json: finished
+)
+
+// String returns fresh, resume or done.
+func (s RunStatus) String() string {
+	switch s {
+	case RunFresh:
+		return "fresh"
+	case RunResume:
+		return "resume"
+	case RunDone:
+		return "done"
+	}
+	return fmt.Sprintf("RunStatus(%d)", int(s))
+}
+
+// Next says what the job's directory calls for and the gfn arguments
+// that do it: nothing for a finished run (summary.json), `train --resume`
+// for an interrupted one (a checkpoint and no summary: it continues where
+// the checkpoint left off, with the run's own settings), else the fresh
+// start's arguments.
+func (j DiffusionJob) Next() (RunStatus, []string) {
+	if exists(filepath.Join(j.Dir, "summary.json")) {
+		return RunDone, nil
+	}
+	if exists(filepath.Join(j.Dir, diffusion.CheckpointFile)) {
+		return RunResume, []string{"train", "--resume", j.Dir, "--quiet"}
+	}
+	return RunFresh, j.Args
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// RunDiffusion runs the table's unfinished jobs, o.Jobs at a time (those
+// to resume first), reporting progress to log, then aggregates every
+// finished run.
+func RunDiffusion(ctx context.Context, t DiffusionTable, o DiffusionOptions, run Runner, log io.Writer) ([]DiffusionResult, error) {
+	if !slices.Contains(diffusion.Presets, o.preset()) {
+		return nil, fmt.Errorf("preset %q is unknown (allowed: %s)", o.Preset, strings.Join(diffusion.Presets, ", "))
+	}
+	for _, m := range o.Methods {
+		if _, ok := DiffusionMethods[m]; !ok {
+			return nil, fmt.Errorf("method %q is unknown (table %s has %s)", m, t.Name, strings.Join(t.Methods, ", "))
+		}
+	}
+	for _, task := range o.Tasks {
+		if !slices.Contains(DiffusionTasks, task) {
+			return nil, fmt.Errorf("task %q is unknown (allowed: %s)", task, strings.Join(DiffusionTasks, ", "))
+		}
+	}
+	if err := safefile.CheckDir(o.Dir(t)); err != nil {
+		return nil, err
+	}
+	jobs := t.Jobs(o)
+	name := "bench diffusion " + t.Name
+	if o.CollectOnly {
+		n := 0
+		for _, j := range jobs {
+			if st, _ := j.Next(); st == RunDone {
+				n++
+			}
+		}
+		fmt.Fprintf(log, "%s: %d of %d runs finished; collecting them only\n", name, n, len(jobs))
+		return CollectDiffusion(t.Name, o.preset(), jobs)
+	}
+	type pending struct {
+		j    DiffusionJob
+		st   RunStatus
+		args []string
+	}
+	var todo []pending
+	done, reused := 0, 0
+	for _, j := range jobs {
+		st, args := j.Next()
+		if st != RunDone && j.SameAs != "" && finished(j.SameAs, o.preset(), j.Iterations) {
+			if err := copyRun(j.SameAs, j.Dir); err != nil {
+				return nil, err
+			}
+			reused++
+			st = RunDone
+		}
+		if st == RunDone {
+			done++
+			continue
+		}
+		todo = append(todo, pending{j, st, args})
+	}
+	// Interrupted runs first: they are closest to finishing.
+	sort.SliceStable(todo, func(a, b int) bool { return todo[a].st == RunResume && todo[b].st != RunResume })
+	resumes := 0
+	for _, k := range todo {
+		if k.st == RunResume {
+			resumes++
+		}
+	}
+	fmt.Fprintf(log, "%s: %d runs, %d already done", name, len(jobs), done)
+	if reused > 0 {
+		fmt.Fprintf(log, " (%d copied from the main table's identical runs)", reused)
+	}
+	fmt.Fprintf(log, ", %d to resume, %d to start; %d at a time\n", resumes, len(todo)-resumes, max(o.Jobs, 1))
+	sem := make(chan struct{}, max(o.Jobs, 1))
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	for _, k := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			start := time.Now()
+			err := run(ctx, k.args)
+			mu.Lock()
+			defer mu.Unlock()
+			done++
+			what := fmt.Sprintf("%s %s seed %d", k.j.Task, k.j.Method, k.j.Seed)
+			if k.st == RunResume {
+				what += " (resumed)"
+			}
+			if err != nil {
+				if firstErr == nil && ctx.Err() == nil {
+					firstErr = fmt.Errorf("%s: %w", what, err)
+				}
+				fmt.Fprintf(log, "[%d/%d] %s failed: %v\n", done, len(jobs), what, err)
+				return
+			}
+			fmt.Fprintf(log, "[%d/%d] %s done in %s\n", done, len(jobs), what, time.Since(start).Round(time.Second))
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	results, err := CollectDiffusion(t.Name, o.preset(), jobs)
+	if err != nil {
+		return nil, err
+	}
+	return results, firstErr
+}
+
+// finished reports whether dir holds a finished run of the preset with
+// the given number of iterations.
+func finished(dir, preset string, iterations int) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		return false
+	}
+	var s diffusion.Summary
+	return json.Unmarshal(b, &s) == nil && s.Preset == preset && s.Steps == iterations
+}
+
+// copyRun copies the files of the finished run in src to dst (a run
+// directory holds no subdirectories).
+func copyRun(src, dst string) error {
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	// summary.json last: it marks the copy as finished.
+	sort.SliceStable(ents, func(a, b int) bool { return ents[b].Name() == "summary.json" && ents[a].Name() != "summary.json" })
+	for _, e := range ents {
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := safefile.WriteBytes(filepath.Join(dst, e.Name()), b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DiffusionResult is one finished run (a row of results.csv). Metrics a
+// run did not compute are NaN.
+type DiffusionResult struct {
+	Table, Task, Method, Preset string
+	Seed                        int
+	Steps, RewardCalls          int
+	ELBO, ELBOIS, EUBO, W2      float64
+	LogZ                        float64 // the Student's learned log Z
+	Samples                     int     // of the final evaluation
+	WallSeconds                 float64
+	MsPerIterMean               float64
+}
+
+// CollectDiffusion reads the summaries of the jobs that have finished. A
+// run of another preset or length than the table's (a --quick run left in
+// the same directory, say) is an error: it must not be averaged in.
+func CollectDiffusion(table, preset string, jobs []DiffusionJob) ([]DiffusionResult, error) {
+	var rs []DiffusionResult
+	for _, j := range jobs {
+		path := filepath.Join(j.Dir, "summary.json")
+		b, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var s diffusion.Summary
+		if err := json.Unmarshal(b, &s); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if s.Preset != preset || s.Steps != j.Iterations {
+			return nil, fmt.Errorf("%s: a run of preset %q with %d iterations, but the table wants preset %q with %d (a --quick run? use another --out)",
+				path, s.Preset, s.Steps, preset, j.Iterations)
+		}
+		r := DiffusionResult{Table: table, Task: j.Task, Method: j.Method, Preset: s.Preset, Seed: j.Seed, Steps: s.Steps,
+			RewardCalls: s.RewardCalls, ELBO: s.ELBO, ELBOIS: s.ELBOIS, EUBO: math.NaN(), W2: math.NaN(), LogZ: s.LogZ,
+			Samples: s.Samples, WallSeconds: s.WallSeconds, MsPerIterMean: s.MsPerIterMean}
+		if s.EUBO != nil {
+			r.EUBO = *s.EUBO
+		}
+		if s.W2 != nil {
+			r.W2 = *s.W2
+		}
+		rs = append(rs, r)
+	}
+	return rs, nil
+}
+
+var diffusionHeader = []string{"table", "task", "method", "preset", "seed", "steps", "reward_calls",
+	"elbo", "elbo_is", "eubo", "w2", "log_z", "eval_samples", "wall_seconds", "ms_per_iter_mean"}
+
+// WriteDiffusionCSV writes results.csv (empty cells for missing values).
+func WriteDiffusionCSV(w io.Writer, rs []DiffusionResult) error {
+	cw := csv.NewWriter(w)
+	cw.Write(diffusionHeader)
+	f := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', 10, 64)
+	}
+	for _, r := range rs {
+		cw.Write([]string{r.Table, r.Task, r.Method, r.Preset, strconv.Itoa(r.Seed), strconv.Itoa(r.Steps), strconv.Itoa(r.RewardCalls),
+			f(r.ELBO), f(r.ELBOIS), f(r.EUBO), f(r.W2), f(r.LogZ), strconv.Itoa(r.Samples), f(r.WallSeconds), f(r.MsPerIterMean)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// ReadDiffusionCSV reads what WriteDiffusionCSV wrote.
+func ReadDiffusionCSV(r io.Reader) ([]DiffusionResult, error) {
+	rows, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 || !slices.Equal(rows[0], diffusionHeader) {
+		return nil, fmt.Errorf("results.csv: header must be %s", strings.Join(diffusionHeader, ","))
+	}
+	var rs []DiffusionResult
+	for i, row := range rows[1:] {
+		var e error
+		atoi := func(s string) int {
+			v, err := strconv.Atoi(s)
+			if err != nil && e == nil {
+				e = err
+			}
+			return v
+		}
+		atof := func(s string) float64 {
+			if s == "" {
+				return math.NaN()
+			}
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil && e == nil {
+				e = err
+			}
+			return v
+		}
+		r := DiffusionResult{Table: row[0], Task: row[1], Method: row[2], Preset: row[3], Seed: atoi(row[4]), Steps: atoi(row[5]),
+			RewardCalls: atoi(row[6]), ELBO: atof(row[7]), ELBOIS: atof(row[8]), EUBO: atof(row[9]), W2: atof(row[10]),
+			LogZ: atof(row[11]), Samples: atoi(row[12]), WallSeconds: atof(row[13]), MsPerIterMean: atof(row[14])}
+		if e != nil {
+			return nil, fmt.Errorf("results.csv line %d: %w", i+2, e)
+		}
+		rs = append(rs, r)
+	}
+	return rs, nil
+}
+
+// Stat is a mean ± std; Std is NaN when unknown (a misprint), Mean when
+// not reported.
+type Stat struct{ Mean, Std float64 }
+
+// PaperDiffusionRow is one row of the paper's diffusion tables for a task.
+type PaperDiffusionRow struct {
+	Table, Ref, Method, Task string
+	ELBO, ELBOIS, EUBO, W2   Stat
+	// Quoted rows are shown beside the table's runs without being run by
+	// it (other samplers, or another table's runs).
+	Quoted bool
+	Note   string
+}
+
+// PaperDiffusion returns the paper's rows in the paper's order.
+func PaperDiffusion() []PaperDiffusionRow {
+	rows, err := csv.NewReader(strings.NewReader(paperDiffusion)).ReadAll()
+	if err != nil {
+		panic("bench: embedded paper_diffusion.csv: " + err.Error())
+	}
+	f := func(s string) float64 {
+		if s == "" {
+			return math.NaN()
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			panic("bench: embedded paper_diffusion.csv: " + err.Error())
+		}
+		return v
+	}
+	var ps []PaperDiffusionRow
+	for _, r := range rows[1:] {
+		ps = append(ps, PaperDiffusionRow{Table: r[0], Ref: r[1], Method: r[2], Task: r[3],
+			ELBO: Stat{f(r[4]), f(r[5])}, ELBOIS: Stat{f(r[6]), f(r[7])}, EUBO: Stat{f(r[8]), f(r[9])}, W2: Stat{f(r[10]), f(r[11])},
+			Quoted: r[12] == "yes", Note: r[13]})
+	}
+	return ps
+}
+
+// DiffusionReport says how a table was run, for results.md.
+type DiffusionReport struct {
+	Table   string
+	Preset  string
+	Quick   bool
+	Jobs    int    // runs at a time
+	Command string // the command line that produced the table
+}
+
+// paperW2Floor is the paper's header value of each task's W2 column: the
+// distance between two exact sample sets.
+var paperW2Floor = map[string]string{"25gmm": "0.29", "manywell": "5.36"}
+
+// w2Sampler says which exact samples W2 (and the EUBO) compare with.
+var w2Sampler = map[string]string{
+	"25gmm": "exact samples drawn stratified, exactly n/25 per mode, as the reference code draws them (two such sets are " +
+		"~0.29 apart; a perfect sampler's i.i.d. draws are ~0.86 from one, since their mode counts vary)",
+	"manywell": "exact samples (each pair's first coordinate by rejection sampling, exact; the second N(0, 1))",
+}
+
+// WriteDiffusionMarkdown writes one table per task: mean ± population std
+// over seeds of ELBO, ELBO-IS, EUBO and W2 next to the paper's numbers,
+// with the paper's quoted rows, then the run times and the command.
+func WriteDiffusionMarkdown(w io.Writer, rep DiffusionReport, rs []DiffusionResult) {
+	paper := PaperDiffusion()
+	byTask := map[string][]DiffusionResult{}
+	for _, r := range rs {
+		byTask[r.Task] = append(byTask[r.Task], r)
+	}
+	var tasks []string
+	for _, t := range DiffusionTasks {
+		if len(byTask[t]) > 0 {
+			tasks = append(tasks, t)
+		}
+	}
+	var order []string // the table's methods, for rows the paper lacks
+	if t, err := DiffusionTableByName(rep.Table); err == nil {
+		order = t.Methods
+	}
+	fmt.Fprintf(w, "# gfn bench diffusion --table %s\n\n", rep.Table)
+	fmt.Fprintf(w, "Preset **%s**. Mean ± population std over a method's runs (one per seed; \"runs\" counts them) of "+
+		"the final evaluation of each run's Student, next to the paper's mean ± std over 5 runs. † marks a measured mean outside the "+
+		"paper's mean ± 2 std. ELBO and ELBO-IS estimate log Z from below (higher is better), EUBO from above "+
+		"(lower is better); W2 is the 2-Wasserstein distance (exact optimal transport, squared Euclidean cost) "+
+		"between the Student's samples and exact samples; \"W2 (paper)\" is the paper's column headed W2², which "+
+		"holds W2: its header values, two exact sets' distance, are W2.\n", rep.Preset)
+	if rep.Quick {
+		fmt.Fprintln(w, "\n**Smoke run (--quick)**: a tiny network and budget; not comparable with the paper.")
+	}
+	for _, task := range tasks {
+		var logZ, dim string
+		if e, err := energy.Named(task); err == nil {
+			dim = strconv.Itoa(e.Dim())
+			if lz, ok := e.(energy.LogZer); ok {
+				logZ = strconv.FormatFloat(lz.LogZ(), 'g', 10, 64)
+			}
+		}
+		fmt.Fprintf(w, "\n## %s (d = %s, log Z = %s, paper's W2 of two exact sets %s)\n\n", task, dim, logZ, paperW2Floor[task])
+		var rows []PaperDiffusionRow
+		refs := map[string]bool{}
+		var refList []string
+		for _, p := range paper {
+			if p.Table == rep.Table && p.Task == task {
+				rows = append(rows, p)
+				if !refs[p.Ref] {
+					refs[p.Ref] = true
+					refList = append(refList, p.Ref)
+				}
+			}
+		}
+		if len(refList) > 0 {
+			fmt.Fprintf(w, "Paper: %s.\n\n", strings.Join(refList, "; "))
+		} else {
+			fmt.Fprintf(w, "The paper reports no numbers for this table on %s.\n\n", task)
+		}
+		// Rows: the paper's in its order (quoted ones, and measured
+		// methods the paper reports), then measured methods it lacks.
+		measured := map[string][]DiffusionResult{}
+		var extra []string
+		for _, r := range byTask[task] {
+			if _, ok := measured[r.Method]; !ok && !slices.ContainsFunc(rows, func(p PaperDiffusionRow) bool { return p.Method == r.Method }) {
+				extra = append(extra, r.Method)
+			}
+			measured[r.Method] = append(measured[r.Method], r)
+		}
+		sort.SliceStable(extra, func(a, b int) bool { return rank(order, extra[a]) < rank(order, extra[b]) })
+		fmt.Fprintln(w, "| method | runs | ELBO | ELBO (paper) | ELBO-IS | ELBO-IS (paper) | EUBO | EUBO (paper) | W2 | W2 (paper) |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+		var notes []string
+		line := func(method string, p *PaperDiffusionRow) {
+			got := measured[method]
+			if p == nil {
+				p = &PaperDiffusionRow{ELBO: Stat{math.NaN(), math.NaN()}, ELBOIS: Stat{math.NaN(), math.NaN()},
+					EUBO: Stat{math.NaN(), math.NaN()}, W2: Stat{math.NaN(), math.NaN()}}
+			}
+			name := method
+			if p.Note != "" {
+				notes = append(notes, fmt.Sprintf("[%d] %s: %s.", len(notes)+1, method, p.Note))
+				name += fmt.Sprintf(" [%d]", len(notes))
+			}
+			runs := strconv.Itoa(len(got))
+			quoted := p.Quoted && len(got) == 0
+			if quoted {
+				runs = "quoted from the paper, not run here"
+			}
+			cells := []string{name, runs}
+			for _, c := range []struct {
+				get   func(DiffusionResult) float64
+				paper Stat
+				prec  int
+			}{
+				{func(r DiffusionResult) float64 { return r.ELBO }, p.ELBO, 3},
+				{func(r DiffusionResult) float64 { return r.ELBOIS }, p.ELBOIS, 3},
+				{func(r DiffusionResult) float64 { return r.EUBO }, p.EUBO, 3},
+				{func(r DiffusionResult) float64 { return r.W2 }, p.W2, 2},
+			} {
+				var v []float64
+				for _, r := range got {
+					if x := c.get(r); !math.IsNaN(x) {
+						v = append(v, x)
+					}
+				}
+				mc := measuredCell(v, c.paper, c.prec)
+				if quoted {
+					mc = ""
+				}
+				cells = append(cells, mc, paperCell(c.paper, c.prec))
+			}
+			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		}
+		for i := range rows {
+			if rows[i].Quoted || len(measured[rows[i].Method]) > 0 {
+				line(rows[i].Method, &rows[i])
+			}
+		}
+		for _, m := range extra {
+			line(m, nil)
+		}
+		if len(notes) > 0 {
+			fmt.Fprintln(w)
+			for _, n := range notes {
+				fmt.Fprintln(w, n)
+			}
+		}
+		samples := 0
+		for _, r := range byTask[task] {
+			samples = max(samples, r.Samples)
+		}
+		fmt.Fprintf(w, "\nW2 and EUBO: the final evaluation's %d Student samples against as many %s.\n", samples, w2Sampler[task])
+	}
+	// The table's cost: runs go J at a time, so its elapsed time is about
+	// the sum divided by J.
+	fmt.Fprintf(w, "\n## Run time\n\nSum of the runs' wall times (%d at a time, so the table took about this sum / %d).\n\n",
+		max(rep.Jobs, 1), max(rep.Jobs, 1))
+	fmt.Fprintln(w, "| task | method | runs | wall per run (mean) | ms per iteration (mean) | sum of wall times |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	var total float64
+	for _, task := range tasks {
+		var methods []string
+		for _, r := range byTask[task] {
+			if !slices.Contains(methods, r.Method) {
+				methods = append(methods, r.Method)
+			}
+		}
+		for _, m := range methods {
+			var wall, ms []float64
+			var sum float64
+			for _, r := range byTask[task] {
+				if r.Method == m {
+					wall = append(wall, r.WallSeconds)
+					ms = append(ms, r.MsPerIterMean)
+					sum += r.WallSeconds
+				}
+			}
+			wm, _ := meanStd(wall)
+			mm, _ := meanStd(ms)
+			total += sum
+			fmt.Fprintf(w, "| %s | %s | %d | %s | %.0f | %s |\n", task, m, len(wall), fmtDuration(wm), mm, fmtDuration(sum))
+		}
+	}
+	fmt.Fprintf(w, "| all | | %d | | | %s |\n", len(rs), fmtDuration(total))
+	if rep.Command != "" {
+		fmt.Fprintf(w, "\nCommand:\n\n    %s\n", rep.Command)
+	}
+}
+
+// rank is m's position in order, or len(order) if absent.
+func rank(order []string, m string) int {
+	if i := slices.Index(order, m); i >= 0 {
+		return i
+	}
+	return len(order)
+}
+
+// measuredCell formats mean ± std of v, marked † when the mean is outside
+// the paper's mean ± 2 std.
+func measuredCell(v []float64, paper Stat, prec int) string {
+	if len(v) == 0 {
+		return "–"
+	}
+	m, s := meanStd(v)
+	c := fmt.Sprintf("%.*f ± %.*f", prec, m, prec, s)
+	if !math.IsNaN(paper.Mean) && !math.IsNaN(paper.Std) && math.Abs(m-paper.Mean) > 2*paper.Std {
+		c += " †"
+	}
+	return c
+}
+
+// paperCell formats the paper's mean ± std: blank when not reported,
+// "n/a" for a std the paper misprinted.
+func paperCell(p Stat, prec int) string {
+	switch {
+	case math.IsNaN(p.Mean):
+		return ""
+	case math.IsNaN(p.Std):
+		return fmt.Sprintf("%.*f ± n/a", prec, p.Mean)
+	}
+	return fmt.Sprintf("%.*f ± %.*f", prec, p.Mean, prec, p.Std)
+}
