@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/gfngo/gfn/nn"
 )
 
 // macs counts the multiply-adds of the matrix products of one Forward
@@ -103,5 +105,94 @@ func TestMACsCountsEveryWeight(t *testing.T) {
 		if got := macs(tc.cfg, tc.dim, 1, 1, false); got != float64(weights) {
 			t.Errorf("%s: %v multiply-adds for one row, %d weights", tc.name, got, weights)
 		}
+	}
+}
+
+// trainCases are a sampler's shapes on 25GMM (d = 2, T = 100 steps): the
+// reference network with a batch of 500, the paper's PIS network (width
+// 64) with 300.
+var trainCases = []struct {
+	name string
+	cfg  Config
+	rows int // per step
+}{
+	{"reference-h256/d2/500x100", Config{}, 500},
+	{"pis-h64/d2/300x100", Config{Arch: PIS, Hidden: 64}, 300},
+}
+
+// BenchmarkRecord times an on-policy training step that reuses the sampling
+// pass: "sample" is 100 Forwards of one step's rows while recording, then
+// EndRecord; "sample+train" adds the Backward over all of them; "backward"
+// is that Backward alone. Compare with BenchmarkNoRecord.
+func BenchmarkRecord(b *testing.B) { benchTrain(b, true) }
+
+// BenchmarkNoRecord times the same step without recording: "sample" is
+// 100 Forwards of one step's rows; "sample+train" adds one Forward over
+// all the steps' rows and the Backward; "backward" is that Backward alone.
+func BenchmarkNoRecord(b *testing.B) { benchTrain(b, false) }
+
+func benchTrain(b *testing.B, rec bool) {
+	const steps, dim = 100, 2
+	for _, tc := range trainCases {
+		rng := rand.New(rand.NewPCG(1, 2))
+		n, err := New(tc.cfg, dim, rng)
+		if err != nil {
+			b.Fatal(err)
+		}
+		randomizeOutput(n, rng)
+		r := n.(Recorder)
+		// Step-major states, as a sampler's batch holds them.
+		x := randomMatrix(rng, steps*tc.rows, dim, 1)
+		xs := make([]nn.Matrix, steps)
+		for i := range xs {
+			xs[i] = view(tc.rows, dim, x.Data[i*tc.rows*dim:])
+		}
+		ts := make([]float32, steps)
+		for i := range ts {
+			ts[i] = float32(i) / steps
+		}
+		dy := randomMatrix(rng, steps*tc.rows, 2*dim, 1e-3)
+		sample := func() {
+			if rec {
+				r.Record(x.Rows)
+			}
+			for i := range steps {
+				n.Forward(&xs[i], ts[i:i+1])
+			}
+			if rec {
+				r.EndRecord()
+			} else {
+				n.Forward(x, ts)
+			}
+		}
+		sample() // allocate the buffers (and fault their pages in)
+		n.Backward(dy)
+		b.Run(tc.name+"/sample", func(b *testing.B) {
+			for b.Loop() {
+				if rec {
+					r.Record(x.Rows)
+				}
+				for i := range steps {
+					n.Forward(&xs[i], ts[i:i+1])
+				}
+				if rec {
+					r.EndRecord()
+				}
+			}
+		})
+		b.Run(tc.name+"/sample+train", func(b *testing.B) {
+			for b.Loop() {
+				sample()
+				n.Backward(dy) // dy's values do not matter for the timing
+			}
+		})
+		b.Run(tc.name+"/backward", func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				sample()
+				b.StartTimer()
+				n.Backward(dy)
+			}
+		})
 	}
 }

@@ -42,6 +42,13 @@
 // Forward (blocks of rows sharing a time), for larger matrix products when
 // training on recorded trajectories.
 //
+// Both architectures are Recorders: the T passes of a sampling run, one per
+// step, can be recorded and then serve as the training pass over all T
+// steps, bit for bit the same as one Forward on their rows, so that
+// on-policy training does not compute those activations again. Each layer
+// writes a recorded step's rows where that one pass would put them, in
+// storage kept from one recording to the next.
+//
 // Parameters are float32 and named as the reference GFN module's
 // state_dict names them (t_model.…, s_model.…, joint_model.…), weights in
 // PyTorch's out×in layout in checkpoints (nn.ParamTensors), so that a

@@ -32,3 +32,30 @@ func ExampleNew() {
 	// 500 4 [0 0] [0 0]
 	// 1000 13
 }
+
+// A sampler records its T steps, one Forward each, and trains on them:
+// EndRecord's output is that of one Forward over every step, and Backward
+// applies to all of them, without a second forward pass.
+func ExampleRecorder() {
+	rng := rand.New(rand.NewPCG(1, 1))
+	net, err := timenet.New(timenet.Config{Arch: timenet.PIS, Hidden: 64}, 2, rng)
+	if err != nil {
+		log.Fatal(err)
+	}
+	const T, n, d = 100, 300, 2
+	states := make([]float32, (T+1)*n*d) // step-major: step i is rows i·n…(i+1)·n−1
+	r := net.(timenet.Recorder)
+	r.Record(T * n)
+	x := nn.Matrix{Rows: n, Cols: d}
+	for i := range T {
+		x.Data = states[i*n*d : (i+1)*n*d]
+		out := r.Forward(&x, []float32{float32(i) / T})
+		_ = out // draw step i+1's states from the drift and variance in out
+	}
+	out := r.EndRecord()         // T·n rows: every step's outputs
+	dy := nn.NewMatrix(T*n, 2*d) // the loss's gradient with respect to out
+	net.Backward(dy)
+	fmt.Println(out.Rows, out.Cols)
+	// Output:
+	// 30000 4
+}

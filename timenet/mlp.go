@@ -14,39 +14,38 @@ type mlp struct {
 	dim   int
 	omega []float32 // ω_k = 2πk; read-only, shared by clones
 
-	t1, t2 *nn.Linear // t_model: φ(t) → e_t, one row per block
-	s1, s2 *nn.Linear // s_model: x → e_s
+	t1, t2 *dense // t_model: φ(t) → e_t, one row per block
+	s1, s2 *dense // s_model: x → e_s
 	// First joint layer on [e_s, e_t]: its in×out weight stacks the S rows
 	// acting on e_s above the τ rows acting on e_t.
 	jW, jB *nn.Param
 	j1     blockGELU
-	hidden []*nn.Linear // joint layers 2..L
-	out    *nn.Linear   // zero-initialised output layer
+	hidden []*dense // joint layers 2..L
+	out    *dense   // zero-initialised output layer
 
+	in    *nn.Matrix // the pass's input x
 	feat  nn.Matrix  // φ(t), one row per block
-	et    *nn.Matrix // e_t, owned by t2
 	bias  nn.Matrix  // e_t·C₁ᵗ + c₁, one row per block
-	y     *nn.Matrix // the output, owned by out
 	dBias nn.Matrix
-	dTime nn.Matrix // gradient of e_t
+	dTime nn.Matrix    // gradient of e_t
+	grad  [2]nn.Matrix // input gradients of the layers, alternately
+	tape  tape
 }
 
 func newMLP(c Config, dim int, rng *rand.Rand) *mlp {
 	h, H, S, tau := c.Hidden, c.Harmonics, c.StateEmb, c.TimeEmb
 	n := &mlp{cfg: c, dim: dim, omega: harmonicFreqs(H)}
 	// Construction order is the reference's: t_model, s_model, joint_model.
-	n.t1 = linear("t_model.t_model.0", 2*H, h, nn.GELU, rng)
-	n.t1.NoInputGrad = true
-	n.t2 = linear("t_model.t_model.2", h, tau, nn.GELU, rng)
-	n.s1 = linear("s_model.x_model.0", dim, h, nn.GELU, rng)
-	n.s1.NoInputGrad = true
-	n.s2 = linear("s_model.x_model.2", h, S, nn.GELU, rng)
+	n.t1 = newDense("t_model.t_model.0", 2*H, h, true, rng)
+	n.t2 = newDense("t_model.t_model.2", h, tau, true, rng)
+	n.s1 = newDense("s_model.x_model.0", dim, h, true, rng)
+	n.s2 = newDense("s_model.x_model.2", h, S, true, rng)
 	j := nn.NewLinear("joint_model.model.0", S+tau, h, rng)
 	n.jW, n.jB = j.W, j.B
 	for l := 1; l < c.JointLayers; l++ {
-		n.hidden = append(n.hidden, linear(fmt.Sprintf("joint_model.model.%d", 2*l), h, h, nn.GELU, rng))
+		n.hidden = append(n.hidden, newDense(fmt.Sprintf("joint_model.model.%d", 2*l), h, h, true, rng))
 	}
-	n.out = zeroLinear(fmt.Sprintf("joint_model.model.%d", 2*c.JointLayers), h, 2*dim, rng)
+	n.out = zeroDense(fmt.Sprintf("joint_model.model.%d", 2*c.JointLayers), h, 2*dim, rng)
 	return n
 }
 
@@ -61,55 +60,95 @@ func (n *mlp) joint(v []float32) (ws, wt nn.Matrix) {
 
 func (n *mlp) Forward(x *nn.Matrix, t []float32) *nn.Matrix {
 	checkInput(x, t, n.dim)
-	fourier(&n.feat, t, n.omega, nil)
-	n.et = n.t2.Forward(n.t1.Forward(&n.feat))
+	off, boff, in := n.tape.next(x, t, n)
+	n.in = in
+	h, H := n.cfg.Hidden, n.cfg.Harmonics
+	extend(&n.feat, boff+len(t), 2*H, boff)
+	feat := view(len(t), 2*H, n.feat.Data[boff*2*H:])
+	fourier(&feat, t, n.omega, nil)
+	et := n.t2.forward(n.t1.forward(&feat, boff), boff)
 	ws, wt := n.joint(n.jW.Value)
-	n.bias.Resize(len(t), n.cfg.Hidden)
-	nn.MatMul(&n.bias, n.et, false, &wt, false, false)
+	extend(&n.bias, boff+len(t), h, boff)
+	bias := view(len(t), h, n.bias.Data[boff*h:])
+	nn.MatMul(&bias, et, false, &wt, false, false)
 	for k := range len(t) {
-		kernel.AddTo(n.bias.Row(k), n.jB.Value)
+		kernel.AddTo(bias.Row(k), n.jB.Value)
 	}
-	es := n.s2.Forward(n.s1.Forward(x))
-	z := n.j1.forward(es, &ws, &n.bias)
+	es := n.s2.forward(n.s1.forward(x, off), off)
+	z := n.j1.forward(es, &ws, &bias, off, boff)
 	for _, l := range n.hidden {
-		z = l.Forward(z)
+		z = l.forward(z, off)
 	}
-	n.y = n.out.Forward(z)
-	return n.y
+	return n.out.forward(z, off)
 }
 
 func (n *mlp) Backward(dy *nn.Matrix) {
-	checkGrad(dy, n.y)
-	g := n.out.Backward(dy)
+	checkGrad(dy, &n.out.y)
+	// g, the gradient of a layer's output, is in *a; its input gradient
+	// goes to *b, and the two swap.
+	a, b := &n.grad[0], &n.grad[1]
+	z := &n.j1.y // the input of the layer after j1
+	if len(n.hidden) > 0 {
+		z = &n.hidden[len(n.hidden)-1].y
+	}
+	g := n.out.backward(dy, z, a)
 	for i := len(n.hidden) - 1; i >= 0; i-- {
-		g = n.hidden[i].Backward(g)
+		z := &n.j1.y
+		if i > 0 {
+			z = &n.hidden[i-1].y
+		}
+		g = n.hidden[i].backward(g, z, b)
+		a, b = b, a
 	}
 	ws, wt := n.joint(n.jW.Value)
 	gs, gt := n.joint(n.jW.Grad)
-	des := n.j1.backward(g, &ws, &gs, &n.dBias, false)
+	des := n.j1.backward(g, &n.s2.y, &ws, &gs, &n.dBias, b)
 	// The per-block bias e_t·C₁ᵗ + c₁: its block sums are the gradient of
 	// the broadcast, and feed C₁ᵗ, c₁ and e_t.
-	nn.MatMul(&gt, n.et, true, &n.dBias, false, true)
+	nn.MatMul(&gt, &n.t2.y, true, &n.dBias, false, true)
 	kernel.AddRows(n.jB.Grad, n.dBias.Data)
 	n.dTime.Resize(n.dBias.Rows, n.cfg.TimeEmb)
 	nn.MatMul(&n.dTime, &n.dBias, false, &wt, true, false)
-	n.t1.Backward(n.t2.Backward(&n.dTime))
-	n.s1.Backward(n.s2.Backward(des))
+	n.t1.backward(n.t2.backward(&n.dTime, &n.t1.y, a), &n.feat, nil)
+	n.s1.backward(n.s2.backward(des, &n.s1.y, a), n.in, nil)
+}
+
+func (n *mlp) Record(rows int) { n.tape.start(rows) }
+
+func (n *mlp) EndRecord() *nn.Matrix {
+	n.tape.stop()
+	return &n.out.y
+}
+
+func (n *mlp) reserve(rows, blocks int) {
+	c := n.cfg
+	reserveRows(&n.feat, blocks, 2*c.Harmonics)
+	reserveRows(&n.bias, blocks, c.Hidden)
+	n.t1.reserve(blocks)
+	n.t2.reserve(blocks)
+	n.s1.reserve(rows)
+	n.s2.reserve(rows)
+	reserveRows(&n.j1.y, rows, c.Hidden)
+	reserveRows(&n.j1.z, rows, c.Hidden)
+	for _, l := range n.hidden {
+		l.reserve(rows)
+	}
+	n.out.reserve(rows)
 }
 
 func (n *mlp) Params() []*nn.Param {
-	ps := []*nn.Param{n.t1.W, n.t1.B, n.t2.W, n.t2.B, n.s1.W, n.s1.B, n.s2.W, n.s2.B, n.jW, n.jB}
+	ps := []*nn.Param{n.t1.w, n.t1.b, n.t2.w, n.t2.b, n.s1.w, n.s1.b, n.s2.w, n.s2.b, n.jW, n.jB}
 	for _, l := range n.hidden {
-		ps = append(ps, l.W, l.B)
+		ps = append(ps, l.w, l.b)
 	}
-	return append(ps, n.out.W, n.out.B)
+	return append(ps, n.out.w, n.out.b)
 }
 
 func (n *mlp) Clone() Net {
 	c := &mlp{cfg: n.cfg, dim: n.dim, omega: n.omega, jW: n.jW, jB: n.jB,
-		t1: share(n.t1), t2: share(n.t2), s1: share(n.s1), s2: share(n.s2), out: share(n.out)}
+		t1: n.t1.share(), t2: n.t2.share(), s1: n.s1.share(), s2: n.s2.share(), out: n.out.share()}
 	for _, l := range n.hidden {
-		c.hidden = append(c.hidden, share(l))
+		c.hidden = append(c.hidden, l.share())
 	}
 	return c
 }

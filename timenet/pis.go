@@ -14,17 +14,19 @@ type pis struct {
 	dim   int
 	omega []float32 // linspace(0.1, 100, H); read-only, shared by clones
 
-	phase  *nn.Param  // ϑ, 1×H as in the reference
-	t1, t2 *nn.Linear // t_model: φ(t) → e_t (no final GELU)
-	sW, sB *nn.Param  // s_model: x·B + b, b merged into the per-block bias
-	s      blockGELU  // z₀ = G(x·B + (b + e_t))
-	hidden []*nn.Linear
-	out    *nn.Linear
+	phase  *nn.Param // ϑ, 1×H as in the reference
+	t1, t2 *dense    // t_model: φ(t) → e_t (no final GELU)
+	sW, sB *nn.Param // s_model: x·B + b, b merged into the per-block bias
+	s      blockGELU // z₀ = G(x·B + (b + e_t))
+	hidden []*dense
+	out    *dense
 
+	in    *nn.Matrix // the pass's input x
 	feat  nn.Matrix  // φ(t), one row per block
 	bias  nn.Matrix  // b + e_t, one row per block
-	y     *nn.Matrix // the output, owned by out
 	dBias nn.Matrix
+	grad  [2]nn.Matrix // input gradients of the layers, alternately
+	tape  tape
 }
 
 func newPIS(c Config, dim int, rng *rand.Rand) *pis {
@@ -35,16 +37,16 @@ func newPIS(c Config, dim int, rng *rand.Rand) *pis {
 	for i := range n.phase.Value {
 		n.phase.Value[i] = float32(rng.NormFloat64())
 	}
-	n.t1 = linear("t_model.t_model.0", 2*H, h, nn.GELU, rng)
-	n.t2 = linear("t_model.t_model.2", h, h, nn.Identity, rng)
+	n.t1 = newDense("t_model.t_model.0", 2*H, h, true, rng)
+	n.t2 = newDense("t_model.t_model.2", h, h, false, rng)
 	s := nn.NewLinear("s_model.x_model", dim, h, rng)
 	n.sW, n.sB = s.W, s.B
 	// joint_model.model is Sequential(GELU, L × Sequential(Linear, GELU),
 	// Linear): the leading GELU is z₀'s, and takes index 0.
 	for l := 1; l <= c.JointLayers; l++ {
-		n.hidden = append(n.hidden, linear(fmt.Sprintf("joint_model.model.%d.0", l), h, h, nn.GELU, rng))
+		n.hidden = append(n.hidden, newDense(fmt.Sprintf("joint_model.model.%d.0", l), h, h, true, rng))
 	}
-	n.out = zeroLinear(fmt.Sprintf("joint_model.model.%d", c.JointLayers+1), h, 2*dim, rng)
+	n.out = zeroDense(fmt.Sprintf("joint_model.model.%d", c.JointLayers+1), h, 2*dim, rng)
 	return n
 }
 
@@ -52,35 +54,52 @@ func (n *pis) Dim() int { return n.dim }
 
 func (n *pis) Forward(x *nn.Matrix, t []float32) *nn.Matrix {
 	checkInput(x, t, n.dim)
-	fourier(&n.feat, t, n.omega, n.phase.Value)
-	et := n.t2.Forward(n.t1.Forward(&n.feat))
-	n.bias.Resize(len(t), n.cfg.Hidden)
-	copy(n.bias.Data, et.Data)
+	off, boff, in := n.tape.next(x, t, n)
+	n.in = in
+	h, H := n.cfg.Hidden, n.cfg.Harmonics
+	extend(&n.feat, boff+len(t), 2*H, boff)
+	feat := view(len(t), 2*H, n.feat.Data[boff*2*H:])
+	fourier(&feat, t, n.omega, n.phase.Value)
+	et := n.t2.forward(n.t1.forward(&feat, boff), boff)
+	extend(&n.bias, boff+len(t), h, boff)
+	bias := view(len(t), h, n.bias.Data[boff*h:])
+	copy(bias.Data, et.Data)
 	for k := range len(t) {
-		kernel.AddTo(n.bias.Row(k), n.sB.Value)
+		kernel.AddTo(bias.Row(k), n.sB.Value)
 	}
-	w := view(n.dim, n.cfg.Hidden, n.sW.Value)
-	z := n.s.forward(x, &w, &n.bias)
+	w := view(n.dim, h, n.sW.Value)
+	z := n.s.forward(x, &w, &bias, off, boff)
 	for _, l := range n.hidden {
-		z = l.Forward(z)
+		z = l.forward(z, off)
 	}
-	n.y = n.out.Forward(z)
-	return n.y
+	return n.out.forward(z, off)
 }
 
 func (n *pis) Backward(dy *nn.Matrix) {
-	checkGrad(dy, n.y)
-	g := n.out.Backward(dy)
+	checkGrad(dy, &n.out.y)
+	// g, the gradient of a layer's output, is in *a; its input gradient
+	// goes to *b, and the two swap.
+	a, b := &n.grad[0], &n.grad[1]
+	z := &n.s.y // the input of the layer after s
+	if len(n.hidden) > 0 {
+		z = &n.hidden[len(n.hidden)-1].y
+	}
+	g := n.out.backward(dy, z, a)
 	for i := len(n.hidden) - 1; i >= 0; i-- {
-		g = n.hidden[i].Backward(g)
+		z := &n.s.y
+		if i > 0 {
+			z = &n.hidden[i-1].y
+		}
+		g = n.hidden[i].backward(g, z, b)
+		a, b = b, a
 	}
 	w := view(n.dim, n.cfg.Hidden, n.sW.Value)
 	gw := view(n.dim, n.cfg.Hidden, n.sW.Grad)
-	n.s.backward(g, &w, &gw, &n.dBias, true)
+	n.s.backward(g, n.in, &w, &gw, &n.dBias, nil)
 	// The per-block bias b + e_t: its block sums are the gradient of the
 	// broadcast sum s + t, for b and for e_t alike.
 	kernel.AddRows(n.sB.Grad, n.dBias.Data)
-	df := n.t1.Backward(n.t2.Backward(&n.dBias))
+	df := n.t1.backward(n.t2.backward(&n.dBias, &n.t1.y, a), &n.feat, b)
 	// ∂sin(a)/∂ϑ = cos(a) and ∂cos(a)/∂ϑ = −sin(a), both read from φ(t).
 	H := n.cfg.Harmonics
 	for k := range df.Rows {
@@ -91,19 +110,40 @@ func (n *pis) Backward(dy *nn.Matrix) {
 	}
 }
 
-func (n *pis) Params() []*nn.Param {
-	ps := []*nn.Param{n.phase, n.t1.W, n.t1.B, n.t2.W, n.t2.B, n.sW, n.sB}
+func (n *pis) Record(rows int) { n.tape.start(rows) }
+
+func (n *pis) EndRecord() *nn.Matrix {
+	n.tape.stop()
+	return &n.out.y
+}
+
+func (n *pis) reserve(rows, blocks int) {
+	c := n.cfg
+	reserveRows(&n.feat, blocks, 2*c.Harmonics)
+	reserveRows(&n.bias, blocks, c.Hidden)
+	n.t1.reserve(blocks)
+	n.t2.reserve(blocks)
+	reserveRows(&n.s.y, rows, c.Hidden)
+	reserveRows(&n.s.z, rows, c.Hidden)
 	for _, l := range n.hidden {
-		ps = append(ps, l.W, l.B)
+		l.reserve(rows)
 	}
-	return append(ps, n.out.W, n.out.B)
+	n.out.reserve(rows)
+}
+
+func (n *pis) Params() []*nn.Param {
+	ps := []*nn.Param{n.phase, n.t1.w, n.t1.b, n.t2.w, n.t2.b, n.sW, n.sB}
+	for _, l := range n.hidden {
+		ps = append(ps, l.w, l.b)
+	}
+	return append(ps, n.out.w, n.out.b)
 }
 
 func (n *pis) Clone() Net {
 	c := &pis{cfg: n.cfg, dim: n.dim, omega: n.omega, phase: n.phase, sW: n.sW, sB: n.sB,
-		t1: share(n.t1), t2: share(n.t2), out: share(n.out)}
+		t1: n.t1.share(), t2: n.t2.share(), out: n.out.share()}
 	for _, l := range n.hidden {
-		c.hidden = append(c.hidden, share(l))
+		c.hidden = append(c.hidden, l.share())
 	}
 	return c
 }

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/gfngo/gfn/internal/kernel"
 	"github.com/gfngo/gfn/nn"
 )
 
@@ -103,7 +102,8 @@ type Net interface {
 	Params() []*nn.Param
 	// Clone returns a net that shares the parameters but has its own
 	// activation buffers, so that the two can run forward passes
-	// concurrently (neither may be trained while the other runs).
+	// concurrently (neither may be trained while the other runs). A
+	// Recorder's clone has its own tape, and is not recording.
 	Clone() Net
 }
 
@@ -125,28 +125,6 @@ func New(cfg Config, dim int, rng *rand.Rand) (Net, error) {
 		return newPIS(c, dim, rng), nil
 	}
 	return newMLP(c, dim, rng), nil
-}
-
-// linear returns a torch.nn.Linear(in, out) named prefix.weight and
-// prefix.bias, with PyTorch's default initialisation, and act fused.
-func linear(prefix string, in, out int, act nn.Activation, rng *rand.Rand) *nn.Linear {
-	l := nn.NewLinear(prefix, in, out, rng)
-	l.Act = act
-	return l
-}
-
-// zeroLinear returns the output layer: drawn as torch draws it, then
-// zeroed as the reference's zero_init does (always on in its train.py).
-func zeroLinear(prefix string, in, out int, rng *rand.Rand) *nn.Linear {
-	l := linear(prefix, in, out, nn.Identity, rng)
-	clear(l.W.Value)
-	clear(l.B.Value)
-	return l
-}
-
-// share returns a linear layer with l's parameters and its own buffers.
-func share(l *nn.Linear) *nn.Linear {
-	return &nn.Linear{W: l.W, B: l.B, Act: l.Act, NoInputGrad: l.NoInputGrad}
 }
 
 // checkInput panics unless x has dim columns and rows that split into
@@ -198,12 +176,12 @@ func linspaceFreqs(h int) []float32 {
 	return w
 }
 
-// fourier sets row k of f to [sin(a), cos(a)] with a_j = t_k·ω_j + ϑ_j
-// (phase may be nil). The argument is rounded to float32, as torch computes
-// it; the conversions also keep the compiler from fusing it into an FMA.
+// fourier sets row k of f (len(t) rows of 2·len(omega)) to [sin(a), cos(a)]
+// with a_j = t_k·ω_j + ϑ_j (phase may be nil). The argument is rounded to
+// float32, as torch computes it; the conversions also keep the compiler
+// from fusing it into an FMA.
 func fourier(f *nn.Matrix, t, omega, phase []float32) {
 	h := len(omega)
-	f.Resize(len(t), 2*h)
 	for k, tk := range t {
 		row := f.Row(k)
 		for j, w := range omega {
@@ -215,51 +193,4 @@ func fourier(f *nn.Matrix, t, omega, phase []float32) {
 			row[j], row[h+j] = float32(s), float32(c)
 		}
 	}
-}
-
-// blockGELU is y = G(x·W + c_k) on the rows of x taken in len(c) equal
-// blocks, block k adding bias row c_k: a linear layer whose bias differs
-// per sampling step. W is a view, given at each call.
-type blockGELU struct {
-	x      *nn.Matrix
-	y, z   nn.Matrix // output and pre-activation
-	dx     nn.Matrix
-	blocks int
-}
-
-func (l *blockGELU) forward(x, w, c *nn.Matrix) *nn.Matrix {
-	l.x, l.blocks = x, c.Rows
-	l.y.Resize(x.Rows, w.Cols)
-	l.z.Resize(x.Rows, w.Cols)
-	nn.MatMul(&l.y, x, false, w, false, false)
-	n := x.Rows / c.Rows * w.Cols
-	for k := range c.Rows {
-		kernel.BiasGELU(l.y.Data[k*n:(k+1)*n], l.z.Data[k*n:(k+1)*n], c.Row(k))
-	}
-	return &l.y
-}
-
-// backward turns dy (overwritten) into the pre-activation gradient, adds
-// xᵀ·dy to wGrad, sets row k of dc to the sum of block k's rows (the
-// gradient of block k's bias) and, unless noInput, returns dy·Wᵀ.
-func (l *blockGELU) backward(dy, w, wGrad, dc *nn.Matrix, noInput bool) *nn.Matrix {
-	kernel.GELUGrad(dy.Data, l.z.Data)
-	nn.MatMul(wGrad, l.x, true, dy, false, true)
-	dc.Resize(l.blocks, w.Cols)
-	n := dy.Rows / l.blocks * w.Cols
-	for k := range l.blocks {
-		clear(dc.Row(k))
-		kernel.AddRows(dc.Row(k), dy.Data[k*n:(k+1)*n])
-	}
-	if noInput {
-		return nil
-	}
-	l.dx.Resize(dy.Rows, w.Rows)
-	nn.MatMul(&l.dx, dy, false, w, true, false)
-	return &l.dx
-}
-
-// view is a matrix header on v (rows×cols), aliasing it.
-func view(rows, cols int, v []float32) nn.Matrix {
-	return nn.Matrix{Rows: rows, Cols: cols, Data: v[:rows*cols]}
 }

@@ -1,0 +1,170 @@
+package timenet
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gfngo/gfn/internal/kernel"
+	"github.com/gfngo/gfn/nn"
+)
+
+// The layers here write the rows of a forward pass at a row offset of their
+// buffers: 0 for a plain Forward, after the rows recorded so far while
+// recording. A recorded step then lands where one pass over every step
+// would put it, and the buffers are the tape: nothing is copied when the
+// recording ends. Backward reads the whole buffers and takes each layer's
+// input from the caller, so it runs unchanged on a plain or a recorded
+// pass.
+
+// dense is y = act(x·W + b), W stored in×out, act the identity or GELU:
+// torch.nn.Linear, optionally followed by torch.nn.GELU.
+type dense struct {
+	w, b *nn.Param
+	gelu bool
+
+	y, z nn.Matrix // output and pre-activation (GELU) of the pass
+	last nn.Matrix // the rows of the latest call: a view of y
+}
+
+// newDense returns a layer named prefix.weight and prefix.bias with
+// torch.nn.Linear's default initialisation, U(±1/√in).
+func newDense(prefix string, in, out int, gelu bool, rng *rand.Rand) *dense {
+	l := nn.NewLinear(prefix, in, out, rng)
+	return &dense{w: l.W, b: l.B, gelu: gelu}
+}
+
+// zeroDense returns the output layer: drawn as torch draws it, then
+// zeroed as the reference's zero_init does (always on in its train.py).
+func zeroDense(prefix string, in, out int, rng *rand.Rand) *dense {
+	l := newDense(prefix, in, out, false, rng)
+	clear(l.w.Value)
+	clear(l.b.Value)
+	return l
+}
+
+// share returns a layer with l's parameters and its own buffers.
+func (l *dense) share() *dense { return &dense{w: l.w, b: l.b, gelu: l.gelu} }
+
+func (l *dense) in() int  { return l.w.Shape[0] }
+func (l *dense) out() int { return l.w.Shape[1] }
+
+// forward writes act(x·W + b) to rows [off, off+x.Rows) of the pass, keeping
+// rows [0, off), and returns those rows (a view, valid until the next call).
+func (l *dense) forward(x *nn.Matrix, off int) *nn.Matrix {
+	in, out := l.in(), l.out()
+	if x.Cols != in {
+		panic(fmt.Sprintf("timenet: %s: input has %d columns, want %d", l.w.Name, x.Cols, in))
+	}
+	rows := off + x.Rows
+	extend(&l.y, rows, out, off)
+	l.last = view(x.Rows, out, l.y.Data[off*out:])
+	w := view(in, out, l.w.Value)
+	nn.MatMul(&l.last, x, false, &w, false, false)
+	if l.gelu {
+		extend(&l.z, rows, out, off)
+		kernel.BiasGELU(l.last.Data, l.z.Data[off*out:], l.b.Value)
+	} else {
+		for r := range x.Rows {
+			kernel.AddTo(l.last.Row(r), l.b.Value)
+		}
+	}
+	return &l.last
+}
+
+// backward takes the gradient dy (overwritten) of the whole pass's output
+// and its input x, adds the parameter gradients and, unless dx is nil,
+// sets dx to dy·Wᵀ and returns it.
+func (l *dense) backward(dy, x, dx *nn.Matrix) *nn.Matrix {
+	in, out := l.in(), l.out()
+	if l.gelu {
+		kernel.GELUGrad(dy.Data, l.z.Data)
+	}
+	wg := view(in, out, l.w.Grad)
+	nn.MatMul(&wg, x, true, dy, false, true)
+	kernel.AddRows(l.b.Grad, dy.Data[:dy.Rows*dy.Cols])
+	if dx == nil {
+		return nil
+	}
+	w := view(in, out, l.w.Value)
+	dx.Resize(dy.Rows, in)
+	nn.MatMul(dx, dy, false, &w, true, false)
+	return dx
+}
+
+// blockGELU is y = G(x·W + c_k) on the rows of x taken in equal blocks,
+// block k adding bias row c_k: a linear layer whose bias differs per
+// sampling step. W is a view, given at each call.
+type blockGELU struct {
+	y, z   nn.Matrix // output and pre-activation of the pass
+	last   nn.Matrix // the rows of the latest call: a view of y
+	blocks int       // blocks of the pass
+}
+
+// forward writes the rows of x, in c.Rows blocks, to rows [off, off+x.Rows)
+// of the pass, whose blocks before them number boff, and returns them.
+func (l *blockGELU) forward(x, w, c *nn.Matrix, off, boff int) *nn.Matrix {
+	rows, out := off+x.Rows, w.Cols
+	l.blocks = boff + c.Rows
+	extend(&l.y, rows, out, off)
+	extend(&l.z, rows, out, off)
+	l.last = view(x.Rows, out, l.y.Data[off*out:])
+	nn.MatMul(&l.last, x, false, w, false, false)
+	n := x.Rows / c.Rows * out
+	z := l.z.Data[off*out:]
+	for k := range c.Rows {
+		kernel.BiasGELU(l.last.Data[k*n:(k+1)*n], z[k*n:(k+1)*n], c.Row(k))
+	}
+	return &l.last
+}
+
+// backward turns dy (overwritten), the gradient of the whole pass's output,
+// into the pre-activation gradient, adds xᵀ·dy to wGrad for the pass's
+// input x, sets row k of dc to the sum of block k's rows (the gradient of
+// block k's bias) and, unless dx is nil, sets dx to dy·Wᵀ and returns it.
+func (l *blockGELU) backward(dy, x, w, wGrad, dc, dx *nn.Matrix) *nn.Matrix {
+	kernel.GELUGrad(dy.Data, l.z.Data)
+	nn.MatMul(wGrad, x, true, dy, false, true)
+	dc.Resize(l.blocks, w.Cols)
+	n := dy.Rows / l.blocks * w.Cols
+	for k := range l.blocks {
+		clear(dc.Row(k))
+		kernel.AddRows(dc.Row(k), dy.Data[k*n:(k+1)*n])
+	}
+	if dx == nil {
+		return nil
+	}
+	dx.Resize(dy.Rows, w.Rows)
+	nn.MatMul(dx, dy, false, w, true, false)
+	return dx
+}
+
+// extend gives m rows×cols elements, keeping the first keep rows (of cols
+// columns): with keep = 0, it is m.Resize. Outgrown storage with rows to
+// keep is replaced by one twice as large, so that a recording of T steps
+// without a hint reallocates O(log T) times, and only the first time.
+func extend(m *nn.Matrix, rows, cols, keep int) {
+	n := rows * cols
+	if keep == 0 {
+		m.Resize(rows, cols)
+		return
+	}
+	if cap(m.Data) < n {
+		d := make([]float32, n, max(n, 2*cap(m.Data)))
+		copy(d, m.Data[:keep*cols])
+		m.Data = d
+	}
+	m.Rows, m.Cols, m.Data = rows, cols, m.Data[:n]
+}
+
+// view is a matrix header on v (rows×cols), aliasing it.
+func view(rows, cols int, v []float32) nn.Matrix {
+	return nn.Matrix{Rows: rows, Cols: cols, Data: v[:rows*cols]}
+}
+
+// reserve gives the buffers room for a pass of rows rows.
+func (l *dense) reserve(rows int) {
+	reserveRows(&l.y, rows, l.out())
+	if l.gelu {
+		reserveRows(&l.z, rows, l.out())
+	}
+}
