@@ -120,6 +120,20 @@ var log2Pi = math.Log(2 * math.Pi)
 type SampleOptions struct {
 	// Explore is f: the per-step noise variance is dt·e^λ + f² (0: none).
 	Explore float64
+	// Record keeps the policy's activations of every step when it is a
+	// Recorder, so that training on the batch needs no second forward
+	// pass (Sampler.Recorded, TB.EvalRecorded).
+	Record bool
+}
+
+// Recorder is a Policy that can record a sequence of forward passes and
+// then treat them as one (timenet's networks are): Record(rows) starts,
+// with a hint of the rows to come; EndRecord makes the recorded rows the
+// most recent pass and returns its output.
+type Recorder interface {
+	Policy
+	Record(rows int)
+	EndRecord() *nn.Matrix
 }
 
 // Sampler draws trajectories; it keeps scratch space between calls (not
@@ -127,6 +141,9 @@ type SampleOptions struct {
 type Sampler struct {
 	x  nn.Matrix
 	ts [1]float32
+	// Recorded is the output of the last recorded Forward (T·n rows,
+	// step-major), or nil.
+	Recorded *nn.Matrix
 }
 
 // Forward draws n trajectories from the policy, filling dst's states,
@@ -141,6 +158,12 @@ func (s *Sampler) Forward(p Process, net Policy, n int, opt SampleOptions, rng *
 	clear(dst.Step(0))
 	clear(dst.LogPF)
 	f2 := opt.Explore * opt.Explore
+	s.Recorded = nil
+	rec, record := net.(Recorder)
+	record = record && opt.Record
+	if record {
+		rec.Record(n * p.Steps)
+	}
 	for i := range p.Steps {
 		s.x.Rows, s.x.Cols, s.x.Data = n, d, dst.Step(i)
 		s.ts[0] = float32(float64(i) * dt)
@@ -160,6 +183,9 @@ func (s *Sampler) Forward(p Process, net Policy, n int, opt SampleOptions, rng *
 			}
 			dst.LogPF[b] -= lp / 2
 		}
+	}
+	if record {
+		s.Recorded = rec.EndRecord()
 	}
 	p.ScoreBackward(dst)
 }

@@ -69,6 +69,25 @@ func (tb *TB) Eval(p Process, net Policy, logZ float64, b *Batch, logR, delta []
 	return loss / float64(n)
 }
 
+// EvalRecorded is Eval on the output of a recorded sampling pass of the
+// same policy over b (Sampler.Recorded): the same numbers without running
+// the network again. The policy must not run another Forward before Grad.
+func (tb *TB) EvalRecorded(p Process, out *nn.Matrix, logZ float64, b *Batch, logR, delta []float64) float64 {
+	n := b.N
+	if out.Rows != p.Steps*n {
+		panic("diffusion: a recorded pass of the wrong size")
+	}
+	clear(b.LogPF[:n])
+	scoreRows(p, out, b, 0, p.Steps, b.LogPF)
+	tb.out = out
+	var loss float64
+	for r := range n {
+		delta[r] = logR[r] + b.LogPB[r] - b.LogPF[r] - logZ
+		loss += delta[r] * delta[r] / 2
+	}
+	return loss / float64(n)
+}
+
 // Grad accumulates into the parameters' gradients (and logZ.Grad, if logZ
 // is not nil) the gradient of Eval's loss, given its δ. When Eval ran one
 // pass over the whole batch, net must not have run another Forward since:

@@ -84,6 +84,9 @@ type Trainer struct {
 	rng, teacherRNG *rand.Rand
 
 	update  teacher.Update
+	// noRecord turns off recording the Student's sampling pass (tests
+	// compare the two).
+	noRecord bool
 	batch   Batch // the Student's training batch
 	scored  Batch // Teacher samples scored by the Student
 	logR    []float64
@@ -208,10 +211,16 @@ func (t *Trainer) Iterate() (Iteration, error) {
 	}
 	switch role {
 	case teacher.Student:
-		t.Student.sampler.Forward(t.Proc, t.Student.Net, cfg.Batch, SampleOptions{Explore: cfg.explore(t.Step)}, t.rng, &t.batch)
+		// Record the pass: the Student's TB step then reuses it.
+		opt := SampleOptions{Explore: cfg.explore(t.Step), Record: t.Student.tb.MaxRows == 0 && !t.noRecord}
+		t.Student.sampler.Forward(t.Proc, t.Student.Net, cfg.Batch, opt, t.rng, &t.batch)
 		if err := t.rewards(t.batch.Final(), cfg.Batch); err != nil {
 			return it, err
 		}
+	case teacher.Teacher, teacher.Buffer:
+		t.Student.sampler.Recorded = nil
+	}
+	switch role {
 	case teacher.Teacher:
 		// The Teacher's samples above the threshold enter the buffer with
 		// the Student's advantage on them; the Student then replays.
@@ -260,6 +269,10 @@ func (t *Trainer) initUpdate() {
 		n := t.batch.N
 		t.delta = growF(t.delta, n)
 		nn.ZeroGrad(s.Params())
+		if out := s.sampler.Recorded; out != nil {
+			s.sampler.Recorded = nil
+			return s.tb.EvalRecorded(t.Proc, out, float64(s.LogZ.Value[0]), &t.batch, t.logR, t.delta)
+		}
 		return s.tb.Eval(t.Proc, s.Net, float64(s.LogZ.Value[0]), &t.batch, t.logR, t.delta)
 	}
 	if t.Teacher != nil || t.Cfg.Method == MethodPER {
