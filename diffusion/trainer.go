@@ -83,23 +83,23 @@ type Trainer struct {
 	src, teacherSrc *rand.PCG
 	rng, teacherRNG *rand.Rand
 
-	update  teacher.Update
+	update teacher.Update
 	// noRecord turns off recording the Student's sampling pass (tests
 	// compare the two).
 	noRecord bool
-	batch   Batch // the Student's training batch
-	scored  Batch // Teacher samples scored by the Student
-	logR    []float64
-	delta   []float64
-	term    []float64 // the Teacher reward's δ term (floored below the threshold)
-	logRT   []float64
-	kept    []int
-	xs      []float32
-	tLogR   []float64
-	tDelta  []float64
-	lsX     []float32
-	lsLogR  []float64
-	scratch []float64
+	batch    Batch // the Student's training batch
+	scored   Batch // Teacher samples scored by the Student
+	logR     []float64
+	delta    []float64
+	term     []float64 // the Teacher reward's δ term (floored below the threshold)
+	logRT    []float64
+	kept     []int
+	xs       []float32
+	tLogR    []float64
+	tDelta   []float64
+	lsX      []float32
+	lsLogR   []float64
+	scratch  []float64
 }
 
 // Iteration reports what one Iterate call did.
