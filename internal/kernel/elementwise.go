@@ -177,49 +177,6 @@ func Adam(w, g, m, v []float32, c AdamCoef) {
 	}
 }
 
-// BiasGELU sets, for every row r of y (rows of len(b)), z_r = y_r + b and
-// y_r = GELU(z_r) = z_r·Φ(z_r), the erf form of torch.nn.GELU. z (the
-// pre-activation, which the gradient needs) must be as long as y.
-func BiasGELU(y, z, b []float32) {
-	cols := len(b)
-	if cols == 0 || len(y)%cols != 0 || len(z) != len(y) {
-		panic(fmt.Sprintf("kernel: BiasGELU of %d values into %d with a bias of %d", len(y), len(z), cols))
-	}
-	for r := 0; r < len(y); r += cols {
-		row, zr := y[r:r+cols], z[r:r+cols]
-		n := 0
-		if useSIMD() && cols >= 8 {
-			n = cols &^ 7
-			biasGELU8(&row[0], &zr[0], &b[0], n)
-		}
-		for i := n; i < cols; i++ {
-			v := row[i] + b[i]
-			zr[i] = v
-			row[i] = float32(float64(v) * normCDF(float64(v)))
-		}
-	}
-}
-
-// GELUGrad sets d[i] *= GELU'(z[i]) = Φ(z) + z·φ(z), z the pre-activation.
-func GELUGrad(d, z []float32) {
-	if len(d) != len(z) {
-		panic(fmt.Sprintf("kernel: GELUGrad of %d gradients for %d inputs", len(d), len(z)))
-	}
-	n := 0
-	if useSIMD() && len(d) >= 8 {
-		n = len(d) &^ 7
-		geluGrad8(&d[0], &z[0], n)
-	}
-	for i := n; i < len(d); i++ {
-		v := float64(z[i])
-		d[i] *= float32(normCDF(v) + v*math.Exp(-v*v/2)/math.Sqrt(2*math.Pi))
-	}
-}
-
-// normCDF is Φ(v), through erfc so that the negative tail keeps its
-// relative accuracy.
-func normCDF(v float64) float64 { return 0.5 * math.Erfc(-v/math.Sqrt2) }
-
 // SumSquares returns Σ float64(x[i])², in float64 (a gradient norm's sum).
 // The vector path keeps 16 lane sums; the Go path sums in the same order,
 // so every backend returns the same bits.

@@ -21,7 +21,9 @@ func adam8(w, grad, m, v *float32, n int, b1, ob1, b2, ob2, step, sqrtBC2, eps f
 
 func dot8(x, y *float32, n int) float32 { panic("unreachable") }
 
-func biasGELU8(y, z, b *float32, n int) { panic("unreachable") }
-func geluGrad8(d, z *float32, n int)    { panic("unreachable") }
+func biasGELU16(y, z, b *float32, rows, cols int) { panic("unreachable") }
+func biasGELU8(y, z, b *float32, rows, cols int)  { panic("unreachable") }
+func geluGrad16(d, z *float32, n int)             { panic("unreachable") }
+func geluGrad8(d, z *float32, n int)              { panic("unreachable") }
 
 func sumSq16(x *float32, n int, lanes *[16]float64) { panic("unreachable") }

@@ -6,7 +6,8 @@ import (
 	"sync/atomic"
 )
 
-// A split product is a job of shares that goroutines claim one at a time.
+// A split product (or a large element-wise kernel, GELU's) is a job of
+// shares that goroutines claim one at a time.
 // Each share gets a goroutine of its own, started with a go statement on a
 // function value that the job made once (its method value job.claim), so
 // that starting it allocates nothing once the runtime has dead goroutines
@@ -21,7 +22,9 @@ import (
 // Teacher's core and the other way round). A job returns to its pool when
 // the last goroutine holding it lets go.
 
-// share is one part of a product: rows [lo, hi) and columns [jlo, jhi) of C.
+// share is one part of a product: rows [lo, hi) and columns [jlo, jhi) of C;
+// or of an element-wise kernel, which takes its parts of the operands in
+// a, b and c.
 type share struct {
 	run            func(share, *scratch) // a package-level function: no closure to allocate
 	be             Backend
