@@ -78,6 +78,9 @@ type Config struct {
 	// per), "STSB" (teacher). A T slot lets the Teacher sample into the
 	// buffer and the Student train on a buffer draw.
 	Schedule string `json:"schedule,omitempty"`
+	// TeacherSchedule, if set, replaces "STSB" as the teacher method's
+	// default cycle (the paper preset's 3:1:2, "SSBSTB").
+	TeacherSchedule string `json:"teacher_schedule,omitempty"`
 	// LocalSearch runs MALA from buffer samples on Student slots of
 	// iterations divisible by LSEvery (PER + LS, Teacher + LS).
 	LocalSearch bool             `json:"local_search,omitempty"`
@@ -137,7 +140,7 @@ func Preset(name, task string) (Config, error) {
 		c.Student = Optim{LR: 1e-3, LogZLR: 1e-2}
 		c.Teacher = Optim{LR: 5e-3, LogZLR: 1e-2, ClipTime: 0.1}
 		c.Milestones = nil
-		c.Schedule = "SSBSTB"
+		c.TeacherSchedule = "SSBSTB"
 	default:
 		return Config{}, fmt.Errorf("diffusion: preset %q is unknown (allowed: %v)", name, Presets)
 	}
@@ -149,6 +152,8 @@ func (c Config) schedule() teacher.Schedule {
 	switch {
 	case c.Schedule != "":
 		return teacher.Schedule(c.Schedule)
+	case c.Method == MethodTeacher && c.TeacherSchedule != "":
+		return teacher.Schedule(c.TeacherSchedule)
 	case c.Method == MethodTeacher:
 		return "STSB"
 	case c.Method == MethodPRT || c.Method == MethodPER:

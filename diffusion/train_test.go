@@ -221,3 +221,26 @@ func TestRecordedPassIsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestPresetsValidForEveryMethod: both presets on both tasks give a valid
+// configuration for every method (the paper's 3:1:2 cycle only for the
+// Teacher).
+func TestPresetsValidForEveryMethod(t *testing.T) {
+	for _, p := range Presets {
+		for _, task := range []string{"25gmm", "manywell"} {
+			for _, m := range Methods {
+				c, err := Preset(p, task)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Method = m
+				if err := c.Validate(); err != nil {
+					t.Errorf("%s %s %s: %v", p, task, m, err)
+				}
+				if want := map[bool]int{true: 1, false: 0}[m == MethodTeacher]; c.schedule().Count('T') != want {
+					t.Errorf("%s %s %s: schedule %q", p, task, m, c.schedule())
+				}
+			}
+		}
+	}
+}
