@@ -164,6 +164,11 @@ func (s *Sampler) Forward(p Process, net Policy, n int, opt SampleOptions, rng *
 	if record {
 		rec.Record(n * p.Steps)
 	}
+	// A fixed variance needs no log, exp or sqrt per value (same bits).
+	ldt := math.Log(dt)
+	lv0 := math.Log(p.Sigma2)
+	v0 := dt * math.Exp(lv0)
+	sd0 := math.Sqrt(v0 + f2)
 	for i := range p.Steps {
 		s.x.Rows, s.x.Cols, s.x.Data = n, d, dst.Step(i)
 		s.ts[0] = float32(float64(i) * dt)
@@ -173,13 +178,17 @@ func (s *Sampler) Forward(p Process, net Policy, n int, opt SampleOptions, rng *
 			o := out.Row(b)
 			var lp float64
 			for k := range d {
-				lv := p.logVar(o[d+k])
-				v := dt * math.Exp(lv)
+				lv, v, sd := lv0, v0, sd0
+				if p.LearnedVariance {
+					lv = p.logVar(o[d+k])
+					v = dt * math.Exp(lv)
+					sd = math.Sqrt(v + f2)
+				}
 				mean := float64(xi[b*d+k]) + dt*float64(o[k])
-				x := float32(mean + math.Sqrt(v+f2)*rng.NormFloat64())
+				x := float32(mean + sd*rng.NormFloat64())
 				xn[b*d+k] = x
 				r := float64(x) - mean
-				lp += r*r/v + log2Pi + math.Log(dt) + lv
+				lp += r*r/v + log2Pi + ldt + lv
 			}
 			dst.LogPF[b] -= lp / 2
 		}

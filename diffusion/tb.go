@@ -123,15 +123,22 @@ func (tb *TB) Grad(p Process, net Policy, logZ *nn.Param, b *Batch, delta []floa
 func scoreRows(p Process, out *nn.Matrix, b *Batch, i0, k int, logPF []float64) {
 	n, d, dt := b.N, p.Dim, p.dt()
 	ldt := math.Log(dt)
+	// A fixed variance needs no log or exp per value (same bits).
+	lv0 := math.Log(p.Sigma2)
+	dtv0 := dt * math.Exp(lv0)
 	for j := range k {
 		xi, xn := b.Step(i0+j), b.Step(i0+j+1)
 		for r := range n {
 			o := out.Row(j*n + r)
 			var lp float64
 			for c := range d {
-				lv := p.logVar(o[d+c])
+				lv, dtv := lv0, dtv0
+				if p.LearnedVariance {
+					lv = p.logVar(o[d+c])
+					dtv = dt * math.Exp(lv)
+				}
 				res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*float64(o[c])
-				lp += res*res/(dt*math.Exp(lv)) + log2Pi + ldt + lv
+				lp += res*res/dtv + log2Pi + ldt + lv
 			}
 			logPF[r] -= lp / 2
 		}
@@ -148,14 +155,17 @@ func scoreRows(p Process, out *nn.Matrix, b *Batch, i0, k int, logPF []float64) 
 func gradRows(p Process, out *nn.Matrix, b *Batch, i0, k int, delta []float64, scale float64, dy *nn.Matrix) {
 	n, d, dt := b.N, p.Dim, p.dt()
 	dy.Resize(k*n, 2*d)
+	ev0 := math.Exp(math.Log(p.Sigma2))
 	for j := range k {
 		xi, xn := b.Step(i0+j), b.Step(i0+j+1)
 		for r := range n {
 			o, g := out.Row(j*n+r), dy.Row(j*n+r)
 			w := scale * delta[r]
 			for c := range d {
-				lv := p.logVar(o[d+c])
-				ev := math.Exp(lv)
+				ev := ev0
+				if p.LearnedVariance {
+					ev = math.Exp(p.logVar(o[d+c]))
+				}
 				res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*float64(o[c])
 				g[c] = float32(w * res / ev)
 				if p.LearnedVariance {
