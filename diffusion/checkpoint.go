@@ -93,6 +93,10 @@ func (r *runner) checkpoint() error {
 	}); err != nil {
 		return fmt.Errorf("diffusion: checkpoint: %w", err)
 	}
+	// The curve so far, so that a long run can be watched.
+	if err := safefile.Write(filepath.Join(dir, "metrics.csv"), func(w io.Writer) error { return WriteCurve(w, st.Curve) }); err != nil {
+		return err
+	}
 	cfg, err := json.MarshalIndent(struct {
 		Task   string `json:"task"`
 		Preset string `json:"preset,omitempty"`
