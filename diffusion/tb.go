@@ -61,12 +61,7 @@ func (tb *TB) Eval(p Process, net Policy, logZ float64, b *Batch, logR, delta []
 			tb.out = out
 		}
 	}
-	var loss float64
-	for r := range n {
-		delta[r] = logR[r] + b.LogPB[r] - b.LogPF[r] - logZ
-		loss += delta[r] * delta[r] / 2
-	}
-	return loss / float64(n)
+	return residuals(b, logZ, logR, delta)
 }
 
 // EvalRecorded is Eval on the output of a recorded sampling pass of the
@@ -80,12 +75,18 @@ func (tb *TB) EvalRecorded(p Process, out *nn.Matrix, logZ float64, b *Batch, lo
 	clear(b.LogPF[:n])
 	scoreRows(p, out, b, 0, p.Steps, b.LogPF)
 	tb.out = out
+	return residuals(b, logZ, logR, delta)
+}
+
+// residuals writes δ_b = logR_b + LogPB_b − LogPF_b − logZ into delta and
+// returns the mean of ½·δ².
+func residuals(b *Batch, logZ float64, logR, delta []float64) float64 {
 	var loss float64
-	for r := range n {
+	for r := range b.N {
 		delta[r] = logR[r] + b.LogPB[r] - b.LogPF[r] - logZ
 		loss += delta[r] * delta[r] / 2
 	}
-	return loss / float64(n)
+	return loss / float64(b.N)
 }
 
 // Grad accumulates into the parameters' gradients (and logZ.Grad, if logZ

@@ -46,32 +46,10 @@ func TestDiffusionSIGKILLResume(t *testing.T) {
 	if out, err := exec.Command(bin, args(full)...).CombinedOutput(); err != nil {
 		t.Fatalf("uninterrupted run: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, args(part)...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killedAt := -1
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if _, _, _, step, err := diffusion.ReadState(part); err == nil && step >= 300 {
-			cmd.Process.Signal(syscall.SIGKILL)
-			killedAt = step
-			break
-		}
-	}
-	cmd.Wait()
-	if killedAt < 0 {
-		t.Fatal("no checkpoint at iteration >= 300 appeared")
-	}
-	if _, err := os.Stat(filepath.Join(part, "summary.json")); err == nil {
-		t.Fatalf("the run finished before it was killed (checkpoint at %d): make it longer", killedAt)
-	}
-	out, err := exec.Command(bin, "train", "--resume", part, "--quiet").CombinedOutput()
-	if err != nil {
-		t.Fatalf("resume: %v\n%s", err, out)
-	}
-	if !strings.Contains(string(out), "resuming") {
-		t.Errorf("resume output lacks the resuming line:\n%s", out)
-	}
+	killedAt := killAndResume(t, bin, args(part), part, 300, func() (int, error) {
+		_, _, _, step, err := diffusion.ReadState(part)
+		return step, err
+	})
 	a, b := readTensors(t, full), readTensors(t, part)
 	for name, v := range a {
 		if name == "run.iter_ms" {
@@ -96,23 +74,40 @@ func TestDiffusionSIGKILLResume(t *testing.T) {
 	if len(a) != len(b) {
 		t.Errorf("%d tensors, want %d", len(b), len(a))
 	}
-	stripWall := func(dir string) string {
-		raw, err := os.ReadFile(filepath.Join(dir, "metrics.csv"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var lines []string
-		for _, l := range strings.Split(string(raw), "\n") {
-			if i := strings.LastIndexByte(l, ','); i >= 0 {
-				l = l[:i]
-			}
-			lines = append(lines, l)
-		}
-		return strings.Join(lines, "\n")
+	if x, y := withoutLastColumn(t, filepath.Join(full, "metrics.csv")), withoutLastColumn(t, filepath.Join(part, "metrics.csv")); x != y {
+		t.Errorf("metrics.csv differs:\n%s\nvs\n%s", x, y)
 	}
-	if stripWall(full) != stripWall(part) {
-		t.Errorf("metrics.csv differs:\n%s\nvs\n%s", stripWall(full), stripWall(part))
+}
+
+// killAndResume starts gfn with args, kills it with SIGKILL once step()
+// reports a checkpoint at iteration >= at, checks the run was unfinished,
+// resumes it with --resume dir and returns the iteration it was killed at.
+func killAndResume(t *testing.T, bin string, args []string, dir string, at int, step func() (int, error)) int {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
+	killedAt := -1
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if s, err := step(); err == nil && s >= at {
+			cmd.Process.Signal(syscall.SIGKILL)
+			killedAt = s
+			break
+		}
+	}
+	cmd.Wait()
+	if killedAt < 0 {
+		t.Fatalf("no checkpoint at iteration >= %d appeared", at)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err == nil {
+		t.Fatalf("the run finished before it was killed (checkpoint at %d): make it longer", killedAt)
+	}
+	out, err := exec.Command(bin, "train", "--resume", dir, "--quiet").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "resuming") {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	return killedAt
 }
 
 func readTensors(t *testing.T, dir string) map[string][]byte {
@@ -148,29 +143,10 @@ func TestGridSIGKILLResume(t *testing.T) {
 	if out, err := exec.Command(bin, args(full)...).CombinedOutput(); err != nil {
 		t.Fatalf("uninterrupted run: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, args(part)...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killedAt := -1
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if cc, err := train.ReadCheckpoint(part); err == nil && cc.Step >= 600 {
-			cmd.Process.Signal(syscall.SIGKILL)
-			killedAt = cc.Step
-			break
-		}
-	}
-	cmd.Wait()
-	if killedAt < 0 {
-		t.Fatal("no checkpoint at iteration >= 600 appeared")
-	}
-	if _, err := os.Stat(filepath.Join(part, "summary.json")); err == nil {
-		t.Fatalf("the run finished before it was killed (checkpoint at %d): make it longer", killedAt)
-	}
-	out, err := exec.Command(bin, "train", "--resume", part, "--quiet").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "resuming") {
-		t.Fatalf("resume: %v\n%s", err, out)
-	}
+	killedAt := killAndResume(t, bin, args(part), part, 600, func() (int, error) {
+		cc, err := train.ReadCheckpoint(part)
+		return cc.Step, err
+	})
 	a, b := readTensors(t, full), readTensors(t, part)
 	for name, v := range a {
 		if strings.HasPrefix(name, "student.") || strings.HasPrefix(name, "teacher.") || strings.HasPrefix(name, "state.") {
