@@ -185,6 +185,7 @@ func (r *runner) run() (*Result, error) {
 	var bar *progress.Bar
 	if opt.Progress != nil {
 		bar = progress.New(opt.Progress, "train", t.Cfg.Iterations, opt.ProgressTTY)
+		bar.From(t.Step)
 	}
 	lastELBO := math.NaN()
 	if n := len(r.st.Curve); n > 0 {

@@ -17,6 +17,7 @@ type Bar struct {
 	start  time.Time
 	last   time.Time
 	nextPc int
+	base   int // units already done when the bar started (a resumed run)
 	// Now is the clock (replaceable in tests).
 	Now func() time.Time
 }
@@ -36,6 +37,13 @@ func New(w io.Writer, label string, total int, tty bool) *Bar {
 	b := &Bar{w: w, total: max(total, 1), tty: tty, label: label, Now: time.Now}
 	b.start = b.Now()
 	return b
+}
+
+// From tells the bar that done units were complete when it started (a
+// resumed run), so that its rate and ETA count only the work it timed.
+func (b *Bar) From(done int) {
+	b.base = done
+	b.nextPc = done*100/b.total - (done*100/b.total)%10 + 10
 }
 
 // Update reports that done units are complete; fields is extra text.
@@ -73,9 +81,14 @@ func (b *Bar) line(done int, fields string, now time.Time) string {
 		bar = bar[:fill-1] + ">" + bar[fill:]
 	}
 	rate, eta := "", "?"
-	if done > 0 && el > 0 {
-		r := float64(done) / el.Seconds()
-		rate = fmt.Sprintf(" %.1f it/s", r)
+	if done > b.base && el > 0 {
+		r := float64(done-b.base) / el.Seconds()
+		// Slow iterations read better as seconds per iteration.
+		if r < 1 {
+			rate = fmt.Sprintf(" %.2f s/it", 1/r)
+		} else {
+			rate = fmt.Sprintf(" %.1f it/s", r)
+		}
 		eta = Duration(time.Duration(float64(b.total-done) / r * float64(time.Second)))
 	}
 	s := fmt.Sprintf("%s [%s] %d/%d %3d%%%s ETA %s", b.label, bar, done, b.total, done*100/b.total, rate, eta)

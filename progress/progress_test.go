@@ -53,3 +53,19 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestResumedSlowBar: a bar started at 40 of 100 (a resumed run) counts
+// its rate from there, in seconds per iteration when below one per second.
+func TestResumedSlowBar(t *testing.T) {
+	var buf strings.Builder
+	now := time.Unix(0, 0)
+	b := New(&buf, "train", 100, false)
+	b.Now = func() time.Time { return now }
+	b.start = now
+	b.From(40)
+	now = now.Add(25 * time.Second)
+	b.Update(50, "ELBO -1.2")
+	if want := "train [===========>            ] 50/100  50% 2.50 s/it ETA 2m05s | ELBO -1.2\n"; buf.String() != want {
+		t.Errorf("line %q, want %q", buf.String(), want)
+	}
+}

@@ -419,6 +419,7 @@ func (r *runner) run() (*Result, error) {
 	var bar *progress.Bar
 	if opt.Progress != nil {
 		bar = progress.New(opt.Progress, "train", t.Cfg.Steps(), opt.ProgressTTY)
+		bar.From(t.Step)
 	}
 	if len(res.Curve) == 0 {
 		r.point()
