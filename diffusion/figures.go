@@ -66,14 +66,23 @@ func writeFigures(dir string, t *Trainer, res *Result) error {
 	}
 	series := []plot.Series{{Name: "ELBO", X: steps, Y: elbo}, {Name: "ELBO-IS", X: steps, Y: elboIS},
 		{Name: "EUBO", X: steps, Y: eubo}, {Name: "learned log Z", X: steps, Y: logZ}}
+	title, ylabel, logY := "log Z bounds of the Student", "nats", false
 	if lz, ok := t.Energy.(energy.LogZer); ok {
-		flat := make([]float64, len(steps))
-		for i := range flat {
-			flat[i] = lz.LogZ()
+		// With log Z known, the gaps to it on a log axis: the EUBO's gap is
+		// orders of magnitude above the ELBO's early on.
+		z := lz.LogZ()
+		gap := func(v []float64, sign float64) []float64 {
+			g := make([]float64, len(v))
+			for i, x := range v {
+				g[i] = sign * (x - z)
+			}
+			return g
 		}
-		series = append(series, plot.Series{Name: "true log Z", X: steps, Y: flat})
+		series = []plot.Series{{Name: "log Z − ELBO", X: steps, Y: gap(elbo, -1)},
+			{Name: "log Z − ELBO-IS", X: steps, Y: gap(elboIS, -1)}, {Name: "EUBO − log Z", X: steps, Y: gap(eubo, 1)}}
+		title, ylabel, logY = "gaps of the Student's log Z bounds (≤ 0 not drawn)", "nats", true
 	}
-	err := plot.Curves(filepath.Join(dir, "curves.png"), "log Z bounds of the Student", "iteration", "nats", series, false)
+	err := plot.Curves(filepath.Join(dir, "curves.png"), title, "iteration", ylabel, series, logY)
 	if err != nil && !errors.Is(err, plot.ErrNoData) {
 		return fmt.Errorf("diffusion: curves figure: %w", err)
 	}
