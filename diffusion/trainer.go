@@ -121,6 +121,7 @@ type NonFiniteError struct {
 	LogR      float64
 }
 
+// Error names the iteration, the sample and the value.
 func (e *NonFiniteError) Error() string {
 	return fmt.Sprintf("diffusion: iteration %d: the energy returned log R = %v for sample %d at x = %v", e.Iteration, e.LogR, e.Row, e.X)
 }
