@@ -100,13 +100,13 @@ type DiffusionOptions struct {
 	Quick       bool // 1 seed, a tiny network and budget: a smoke run
 	Methods     []string
 	Tasks       []string
-	Preset      string // "": reference
+	Preset      string // "": paper (the preset that reproduces the paper's table)
 	CollectOnly bool   // aggregate the finished runs, run nothing
 }
 
 func (o DiffusionOptions) preset() string {
 	if o.Preset == "" {
-		return "reference"
+		return "paper"
 	}
 	return o.Preset
 }

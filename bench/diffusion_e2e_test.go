@@ -55,14 +55,14 @@ func TestBenchDiffusionQuickSmoke(t *testing.T) {
 		"--eval-every", "20", "--eval-samples", "200", "--final-samples", "400"}) {
 		t.Fatalf("quickDiffusionArgs changed to %q: update the interrupted run below", quickDiffusionArgs)
 	}
-	cfg, _ := diffusion.Preset("reference", "25gmm")
+	cfg, _ := diffusion.Preset("paper", "25gmm")
 	cfg.Method, cfg.Iterations, cfg.Batch, cfg.Steps, cfg.Net.Hidden = diffusion.MethodTeacher, 40, 64, 20, 64
 	partial := filepath.Join(out, "main", "25gmm-teacher-seed0")
 	if err := os.MkdirAll(partial, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	_, err := diffusion.Run(ctx, energy.GMM25{}, cfg, diffusion.RunOptions{OutDir: partial, Task: "25gmm", Preset: "reference",
+	_, err := diffusion.Run(ctx, energy.GMM25{}, cfg, diffusion.RunOptions{OutDir: partial, Task: "25gmm", Preset: "paper",
 		EvalEvery: 20, EvalSamples: 200, FinalSamples: 400, CheckpointEvery: 10, Progress: cancelAt{15, cancel}})
 	cancel()
 	if err == nil {

@@ -130,10 +130,10 @@ func TestDiffusionJobs(t *testing.T) {
 		t.Fatalf("%d jobs, want 50 (5 methods × 2 tasks × 5 seeds)", len(jobs))
 	}
 	j := jobs[0]
-	want := []string{"train", "--task", "25gmm", "--preset", "reference", "--method", "tb", "--seed", "0",
+	want := []string{"train", "--task", "25gmm", "--preset", "paper", "--method", "tb", "--seed", "0",
 		"--out", filepath.Join(out, "main", "25gmm-tb-seed0"), "--quiet", "--checkpoint-every", "500"}
-	if !slices.Equal(j.Args, want) || j.Iterations != 10001 {
-		t.Errorf("first job %q, %d iterations; want %q, 10001", j.Args, j.Iterations, want)
+	if !slices.Equal(j.Args, want) || j.Iterations != 25001 {
+		t.Errorf("first job %q, %d iterations; want %q, 25001", j.Args, j.Iterations, want)
 	}
 	if jobs[10].Seed != 1 {
 		t.Errorf("jobs are not ordered seed first: job 10 is %+v", jobs[10])
@@ -173,7 +173,7 @@ func fakeDiffusionRun(calls *atomic.Int32, ran chan<- []string) Runner {
 			return errors.New("boom")
 		}
 		os.MkdirAll(dir, 0o755)
-		return os.WriteFile(filepath.Join(dir, "summary.json"), []byte(`{"task": "25gmm", "preset": "reference", "steps": 40,
+		return os.WriteFile(filepath.Join(dir, "summary.json"), []byte(`{"task": "25gmm", "preset": "paper", "steps": 40,
 			"elbo": -1, "elbo_is": -0.5, "eubo": 3, "w2": 2, "log_z": -0.9, "eval_samples": 400, "wall_seconds": 1, "ms_per_iter_mean": 10}`), 0o644)
 	}
 }
@@ -218,7 +218,7 @@ func TestRunDiffusionIsResumable(t *testing.T) {
 	}
 	// A table of another length (not --quick) refuses the quick runs.
 	o.Quick = false
-	if _, err := RunDiffusion(context.Background(), tb, o, fakeDiffusionRun(&calls, ran), &log); err == nil || !strings.Contains(err.Error(), "10001") {
+	if _, err := RunDiffusion(context.Background(), tb, o, fakeDiffusionRun(&calls, ran), &log); err == nil || !strings.Contains(err.Error(), "25001") {
 		t.Errorf("quick runs collected into a full table: %v", err)
 	}
 

@@ -16,7 +16,8 @@ import (
 func BenchmarkIterate(b *testing.B) {
 	for _, m := range []Method{MethodTB, MethodTeacher} {
 		b.Run(string(m), func(b *testing.B) {
-			cfg := DefaultConfig()
+			cfg, _ := Preset("reference", "25gmm") // the speed targets
+
 			cfg.Method = m
 			cfg.Iterations = 1 << 30
 			tr, err := New(energy.GMM25{}, cfg)

@@ -36,7 +36,8 @@ func Example_ownEnergy() {
 	cfg := diffusion.DefaultConfig()
 	cfg.Method = diffusion.MethodTB
 	cfg.Net = timenet.Config{Hidden: 32}
-	cfg.Steps, cfg.Batch, cfg.Iterations, cfg.Milestones = 10, 128, 400, nil
+	cfg.Steps, cfg.Batch, cfg.Iterations = 10, 128, 400
+	cfg.Sigma2, cfg.Student.LogZLR = 1, 0.1 // a target of unit scale near the origin
 	res, err := diffusion.Run(context.Background(), shifted{}, cfg, diffusion.RunOptions{EvalEvery: 100, FinalSamples: 2000})
 	if err != nil {
 		fmt.Println(err)

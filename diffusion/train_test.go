@@ -16,7 +16,7 @@ import (
 // smallConfig is a quick 25GMM configuration: a narrow network, short
 // trajectories, small batches.
 func smallConfig(m Method, iters int) Config {
-	c := DefaultConfig()
+	c, _ := Preset("reference", "25gmm")
 	c.Method = m
 	c.Net = timenet.Config{Hidden: 32}
 	c.Steps, c.Batch, c.Iterations = 10, 64, iters

@@ -194,7 +194,7 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	out := fs.String("out", filepath.Join("runs", "bench-diffusion"), "root output directory: the table's runs and results go to <out>/<table>")
 	methods := fs.String("methods", "", "comma-separated subset of the table's methods")
 	tasks := fs.String("tasks", "", "comma-separated tasks (25gmm, manywell; default the table's)")
-	preset := fs.String("preset", "reference", "training settings: "+strings.Join(diffusion.Presets, " or "))
+	preset := fs.String("preset", "paper", "training settings: paper (reproduces the paper's table) or reference (the released code)")
 	collect := fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished")
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {

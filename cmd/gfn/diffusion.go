@@ -46,27 +46,28 @@ func isDiffusionCheckpoint(dir string) bool {
 func runTrainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	taskName := flagValue(args, "task")
 	resume := flagValue(args, "resume")
+	preset := flagValue(args, "preset")
 	if resume != "" {
 		t, p, _, _, err := diffusion.ReadState(resume)
 		if err != nil {
 			return usageError{err}
 		}
 		taskName = t
-		if v := flagValue(args, "preset"); v != "" && v != p {
-			return usagef("--preset %q: the run in %s was started with preset %q", v, resume, p)
+		if preset != "" && preset != p {
+			return usagef("--preset %q: the run in %s was started with preset %q", preset, resume, p)
 		}
+		preset = p
 	}
-	preset := flagValue(args, "preset")
 	if preset == "" {
-		preset = "reference"
+		preset = "paper"
 	}
 	d, err := diffusion.Preset(preset, taskName)
 	if err != nil {
 		return usageError{err}
 	}
-	fs := newFlagSet("train", "Train a diffusion sampler (a GFlowNet over R^d) on 25gmm (d = 2) or manywell (d = 32), with an\nadaptive Teacher by default. Defaults shown are the reference preset's on 25gmm; --preset paper\nswitches to the paper's settings. Writes metrics.csv, summary.json, checkpoint.safetensors +\nconfig.json, samples.png and curves.png to --out.")
+	fs := newFlagSet("train", "Train a diffusion sampler (a GFlowNet over R^d) on 25gmm (d = 2) or manywell (d = 32), with an\nadaptive Teacher by default. Defaults shown are the paper preset's on 25gmm (it reproduces the\npaper's table); --preset reference switches to the released code's settings. Writes\nmetrics.csv, summary.json, checkpoint.safetensors + config.json, samples.png and curves.png\nto --out.")
 	fs.String("task", taskName, "target: 25gmm or manywell (hypergrid: see gfn train --task hypergrid --help)")
-	fs.String("preset", preset, "settings: reference (the released code) or paper (the paper's text)")
+	fs.String("preset", preset, "settings: paper (the paper's text, which reproduces its table) or reference (the released code)")
 	method := fs.String("method", string(d.Method), "training method: tb, eps (exploration noise), prt, per, teacher")
 	fs.BoolVar(&d.LocalSearch, "ls", false, "MALA local search from the buffer every --ls-every iterations (per and teacher)")
 	fs.IntVar(&d.LSEvery, "ls-every", d.LSEvery, "iterations between local searches (on Student slots)")
