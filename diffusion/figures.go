@@ -45,10 +45,13 @@ func writeFigures(dir string, t *Trainer, res *Result) error {
 			if x == nil {
 				return
 			}
-			n := min(len(x)/d, 2000)
+			// An evenly spaced subset: exact samples come grouped by mode.
+			m := len(x) / d
+			n := min(m, 2000)
 			pts := make([][2]float32, n)
 			for i := range n {
-				pts[i] = [2]float32{x[i*d], x[i*d+1]}
+				j := i * m / n
+				pts[i] = [2]float32{x[j*d], x[j*d+1]}
 			}
 			panels = append(panels, plot.SamplePanel{Title: title, Points: pts})
 		}
