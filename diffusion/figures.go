@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 
 	"github.com/gfngo/gfn/energy"
@@ -115,4 +116,31 @@ func gmmDensity(e energy.GMM25, x, y float64) float64 {
 		return math.NaN()
 	}
 	return out[0]
+}
+
+// Redraw draws a run's figures again from its checkpoint in dir: the curve
+// it recorded, and n fresh samples of the Student, the Teacher (if any) and
+// the exact sampler drawn from seed.
+func Redraw(dir string, e energy.Energy, n int, seed uint64) error {
+	t, st, err := load(dir, e)
+	if err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(seed, 0xf19))
+	res := &Result{Curve: st.Curve, Exact: ExactSamples(e, n, rng)}
+	for _, a := range []*Agent{t.Student, t.Teacher} {
+		if a == nil {
+			continue
+		}
+		var s Sampler
+		var b Batch
+		s.Forward(t.Proc, a.Net, n, SampleOptions{}, rng, &b)
+		x := append([]float32(nil), b.Final()...)
+		if a == t.Student {
+			res.Student = x
+		} else {
+			res.Teacher = x
+		}
+	}
+	return writeFigures(dir, t, res)
 }

@@ -244,3 +244,22 @@ func TestPresetsValidForEveryMethod(t *testing.T) {
 		}
 	}
 }
+
+// TestRedraw: the figures can be drawn again from a finished run's
+// checkpoint.
+func TestRedraw(t *testing.T) {
+	dir := t.TempDir()
+	o := quick
+	o.OutDir, o.NoFigures = dir, true
+	if _, err := Run(context.Background(), energy.GMM25{}, smallConfig(MethodTeacher, 60), o); err != nil {
+		t.Fatal(err)
+	}
+	if err := Redraw(dir, energy.GMM25{}, 500, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"samples.png", "curves.png"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() < 1000 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}

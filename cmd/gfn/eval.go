@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gfngo/gfn/diffusion"
 	"io"
 
 	"github.com/gfngo/gfn/metrics"
@@ -28,6 +29,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	dir := fs.String("checkpoint", "", "checkpoint directory written by gfn train (required)")
 	n := fs.Int("samples", 100000, "fresh Student samples for the empirical L1 (0 = skip)")
 	seed := fs.Uint64("seed", 0, "random seed for sampling")
+	figures := fs.Bool("figures", false, "diffusion checkpoints: redraw samples.png and curves.png from the checkpoint instead")
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
@@ -36,6 +38,17 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	}
 	if *n < 0 {
 		return usagef("samples %d must be >= 0", *n)
+	}
+	if *dir != "" && isDiffusionCheckpoint(*dir) && *figures {
+		_, e, err := loadDiffusion(*dir)
+		if err != nil {
+			return err
+		}
+		if err := diffusion.Redraw(*dir, e, 2000, *seed); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %s: samples.png, curves.png\n", *dir)
+		return nil
 	}
 	if *dir != "" && isDiffusionCheckpoint(*dir) {
 		if *n < 1 {
