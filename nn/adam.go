@@ -19,9 +19,9 @@ type Adam struct {
 	// WeightDecay is torch's coupled L2 penalty: each step uses the
 	// gradient g + WeightDecay·θ (0: none).
 	WeightDecay float64
-	Steps             int
-	m, v              [][]float32 // per parameter, in group order
-	params            []*Param    // every group's parameters, in order
+	Steps       int
+	m, v        [][]float32 // per parameter, in group order
+	params      []*Param    // every group's parameters, in order
 }
 
 // NewAdam returns Adam with PyTorch's defaults β=(0.9, 0.999), ε=1e-8.
