@@ -442,42 +442,11 @@ func WriteDiffusionCSV(w io.Writer, rs []DiffusionResult) error {
 
 // ReadDiffusionCSV reads what WriteDiffusionCSV wrote.
 func ReadDiffusionCSV(r io.Reader) ([]DiffusionResult, error) {
-	rows, err := csv.NewReader(r).ReadAll()
-	if err != nil {
-		return nil, err
-	}
-	if len(rows) == 0 || !slices.Equal(rows[0], diffusionHeader) {
-		return nil, fmt.Errorf("results.csv: header must be %s", strings.Join(diffusionHeader, ","))
-	}
-	var rs []DiffusionResult
-	for i, row := range rows[1:] {
-		var e error
-		atoi := func(s string) int {
-			v, err := strconv.Atoi(s)
-			if err != nil && e == nil {
-				e = err
-			}
-			return v
-		}
-		atof := func(s string) float64 {
-			if s == "" {
-				return math.NaN()
-			}
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil && e == nil {
-				e = err
-			}
-			return v
-		}
-		r := DiffusionResult{Table: row[0], Task: row[1], Method: row[2], Preset: row[3], Seed: atoi(row[4]), Steps: atoi(row[5]),
-			RewardCalls: atoi(row[6]), ELBO: atof(row[7]), ELBOIS: atof(row[8]), EUBO: atof(row[9]), W2: atof(row[10]),
-			LogZ: atof(row[11]), Samples: atoi(row[12]), WallSeconds: atof(row[13]), MsPerIterMean: atof(row[14])}
-		if e != nil {
-			return nil, fmt.Errorf("results.csv line %d: %w", i+2, e)
-		}
-		rs = append(rs, r)
-	}
-	return rs, nil
+	return readResults(r, diffusionHeader, func(row []string, c *cells) DiffusionResult {
+		return DiffusionResult{Table: row[0], Task: row[1], Method: row[2], Preset: row[3], Seed: c.int(row[4]), Steps: c.int(row[5]),
+			RewardCalls: c.int(row[6]), ELBO: c.float(row[7]), ELBOIS: c.float(row[8]), EUBO: c.float(row[9]), W2: c.float(row[10]),
+			LogZ: c.float(row[11]), Samples: c.int(row[12]), WallSeconds: c.float(row[13]), MsPerIterMean: c.float(row[14])}
+	})
 }
 
 // Stat is a mean ± std; Std is NaN when unknown (a misprint), Mean when

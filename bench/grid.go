@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -299,39 +300,52 @@ func WriteResultsCSV(w io.Writer, rs []GridResult) error {
 
 // ReadResultsCSV reads what WriteResultsCSV wrote.
 func ReadResultsCSV(r io.Reader) ([]GridResult, error) {
+	return readResults(r, resultsHeader, func(row []string, c *cells) GridResult {
+		return GridResult{Table: row[0], Method: row[1], Grid: Grid{c.int(row[2]), c.int(row[3])}, Seed: c.int(row[4]), Modes: c.int(row[5]),
+			ModesTotal: c.float(row[6]), EmpiricalL1: c.float(row[7]), ExactL1: c.float(row[8]), RewardCalls: c.int(row[9]), Steps: c.int(row[10]), WallSeconds: c.float(row[11])}
+	})
+}
+
+// cells parses a row's numbers, keeping the first error.
+type cells struct{ err error }
+
+func (c *cells) int(s string) int {
+	v, err := strconv.Atoi(s)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return v
+}
+
+// float parses s; an empty cell is NaN (a value not computed).
+func (c *cells) float(s string) float64 {
+	if s == "" {
+		return math.NaN()
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return v
+}
+
+// readResults reads a results.csv with the given header, one T per row.
+func readResults[T any](r io.Reader, header []string, parse func(row []string, c *cells) T) ([]T, error) {
 	rows, err := csv.NewReader(r).ReadAll()
 	if err != nil {
 		return nil, err
 	}
-	if len(rows) == 0 || strings.Join(rows[0], ",") != strings.Join(resultsHeader, ",") {
-		return nil, fmt.Errorf("results.csv: header must be %s", strings.Join(resultsHeader, ","))
+	if len(rows) == 0 || !slices.Equal(rows[0], header) {
+		return nil, fmt.Errorf("results.csv: header must be %s", strings.Join(header, ","))
 	}
-	var rs []GridResult
+	var rs []T
 	for i, row := range rows[1:] {
-		var e error
-		atoi := func(s string) int {
-			v, err := strconv.Atoi(s)
-			if err != nil && e == nil {
-				e = err
-			}
-			return v
+		var c cells
+		v := parse(row, &c)
+		if c.err != nil {
+			return nil, fmt.Errorf("results.csv line %d: %w", i+2, c.err)
 		}
-		atof := func(s string) float64 {
-			if s == "" {
-				return math.NaN()
-			}
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil && e == nil {
-				e = err
-			}
-			return v
-		}
-		r := GridResult{Table: row[0], Method: row[1], Grid: Grid{atoi(row[2]), atoi(row[3])}, Seed: atoi(row[4]), Modes: atoi(row[5]),
-			ModesTotal: atof(row[6]), EmpiricalL1: atof(row[7]), ExactL1: atof(row[8]), RewardCalls: atoi(row[9]), Steps: atoi(row[10]), WallSeconds: atof(row[11])}
-		if e != nil {
-			return nil, fmt.Errorf("results.csv line %d: %w", i+2, e)
-		}
-		rs = append(rs, r)
+		rs = append(rs, v)
 	}
 	return rs, nil
 }

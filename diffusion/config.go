@@ -220,7 +220,8 @@ func (c Config) Validate() error {
 	case c.Method == MethodTeacher && (!(c.Teacher.LR > 0) || !(c.Teacher.LogZLR > 0)):
 		return fmt.Errorf("diffusion: Teacher learning rates %v, %v (log Z) must be > 0", c.Teacher.LR, c.Teacher.LogZLR)
 	case c.Student.WeightDecay < 0 || c.Teacher.WeightDecay < 0 || c.Student.ClipTime < 0 || c.Teacher.ClipTime < 0:
-		return fmt.Errorf("diffusion: weight decay and clipping must be >= 0")
+		return fmt.Errorf("diffusion: weight decay %v, %v (Teacher) and clipping %v, %v (Teacher) must be >= 0",
+			c.Student.WeightDecay, c.Teacher.WeightDecay, c.Student.ClipTime, c.Teacher.ClipTime)
 	case !(c.Gamma > 0):
 		return fmt.Errorf("diffusion: gamma %v must be > 0", c.Gamma)
 	case c.Explore < 0 || c.ExploreDecay < 0:

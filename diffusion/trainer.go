@@ -218,10 +218,6 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		if err := t.rewards(t.batch.Final(), cfg.Batch); err != nil {
 			return it, err
 		}
-	case teacher.Teacher, teacher.Buffer:
-		t.Student.sampler.Recorded = nil
-	}
-	switch role {
 	case teacher.Teacher:
 		// The Teacher's samples above the threshold enter the buffer with
 		// the Student's advantage on them; the Student then replays.
@@ -232,6 +228,7 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		it.Stored += n
 		fallthrough
 	case teacher.Buffer:
+		t.Student.sampler.Recorded = nil // a replayed batch has no recorded pass
 		t.xs, t.logR = t.buffer.Sample(cfg.Batch, t.rng, t.xs[:0], t.logR[:0])
 		t.Student.sampler.Backward(t.Proc, t.xs, cfg.Batch, t.rng, &t.batch)
 	}
