@@ -11,11 +11,13 @@
 //
 //     grid reference   log R_T = log(log(1 + 10⁻³ + w·δ²)·R^α + 10⁻⁸)
 //     log-of-log       log R_T = log(log(1.001 + w·δ²/2)) + α·log R
+//     sequence         log R_T = log(log(1.001 + w·min(δ², 5000))) + α·log R
 //     paper            log R_T = log(ε + w·δ²) + α·log R
 //
-//     The log-of-log form is the diffusion and sequence reference code's
-//     (its loss is δ²/2, and objects below a log-reward threshold get the
-//     loss 10⁻¹²); the paper's text has the third form. With N_MC > 1 the
+//     The log-of-log form is the diffusion reference code's (its loss is
+//     δ²/2, and objects below a log-reward threshold get the loss 10⁻¹²),
+//     the sequence form the sequence reference code's (its loss is δ²
+//     capped at 5000); the paper's text has the last form. With N_MC > 1 the
 //     δ-dependent log term is averaged over N_MC backward trajectories of
 //     the same object before α·log R is added.
 //

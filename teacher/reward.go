@@ -3,6 +3,7 @@ package teacher
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Form names a Teacher reward formula.
@@ -15,12 +16,20 @@ const (
 	// LogLog is the diffusion and sequence reference code's form:
 	// log R_T = log(log(1.001 + w·δ²/2)) + α·log R, a log of a log.
 	LogLog Form = "loglog"
+	// Sequence is the sequence reference code's log-of-log form, on its
+	// loss δ² (no ½) capped at SequenceCap:
+	// log R_T = log(log(1.001 + w·min(δ², 5000))) + α·log R.
+	Sequence Form = "sequence"
 	// Paper is the paper's form: log R_T = log(ε + w·δ²) + α·log R.
 	Paper Form = "paper"
 )
 
+// SequenceCap is the sequence reference code's cap on a trajectory's
+// squared residual, in its loss and in the Sequence form.
+const SequenceCap = 5000
+
 // Forms lists the valid forms.
-var Forms = []Form{GridReference, LogLog, Paper}
+var Forms = []Form{GridReference, LogLog, Sequence, Paper}
 
 // Reward is the Teacher's reward. The zero value is not useful: set Form,
 // and C = 19 as every experiment of the paper does.
@@ -39,7 +48,7 @@ type Reward struct {
 // Validate reports an invalid setting, naming the value.
 func (r Reward) Validate() error {
 	switch {
-	case r.Form != GridReference && r.Form != LogLog && r.Form != Paper:
+	case !slices.Contains(Forms, r.Form):
 		return fmt.Errorf("teacher: reward form %q is unknown (allowed: %v)", r.Form, Forms)
 	case !(r.C >= 0) || math.IsInf(r.C, 0):
 		return fmt.Errorf("teacher: C %v must be finite and >= 0", r.C)
@@ -62,14 +71,21 @@ func (r Reward) Weight(delta float64) float64 {
 
 // Term is the δ-dependent log term of log R_T, the part N_MC averages:
 // log(log(1 + 10⁻³ + w·δ²) + 10⁻⁸) (grid reference), log(log(1.001 +
-// w·δ²/2)) (log-of-log) or log(ε + w·δ²) (paper).
-func (r Reward) Term(delta float64) float64 { return r.termOfLoss(r.Weight(delta) * delta * delta) }
+// w·δ²/2)) (log-of-log), log(log(1.001 + w·min(δ², 5000))) (sequence) or
+// log(ε + w·δ²) (paper).
+func (r Reward) Term(delta float64) float64 {
+	d2 := delta * delta
+	if r.Form == Sequence {
+		d2 = min(d2, SequenceCap)
+	}
+	return r.termOfLoss(r.Weight(delta) * d2)
+}
 
 // Floor is the term of an object whose weighted loss is replaced by 10⁻¹²,
 // as the log-of-log reference code does for objects with log R below its
 // threshold.
 func (r Reward) Floor() float64 {
-	if r.Form == LogLog {
+	if r.Form == LogLog || r.Form == Sequence {
 		return math.Log(math.Log(1.001 + 1e-12))
 	}
 	return r.termOfLoss(1e-12)
@@ -82,6 +98,8 @@ func (r Reward) termOfLoss(wd2 float64) float64 {
 		return math.Log(r.Eps + wd2)
 	case LogLog:
 		return math.Log(math.Log(1.001 + wd2/2))
+	case Sequence:
+		return math.Log(math.Log(1.001 + wd2))
 	default:
 		return math.Log(math.Log(1+1e-3+wd2) + 1e-8)
 	}
@@ -99,7 +117,9 @@ func (r Reward) LogReward(term, logR float64) float64 {
 	return math.Log(rt + 1e-8)
 }
 
-// Advantage is the log-of-log reference code's buffer priority,
-// log(1.001 + w·δ²/2) (or log(1.001 + 10⁻¹²) below its threshold): the
-// exponential of a LogLog term. Ranks by Advantage equal ranks by Term.
+// Advantage is the log-of-log reference codes' buffer priority,
+// log(1.001 + w·δ²/2) (or log(1.001 + 10⁻¹²) below its threshold) in the
+// diffusion code and log(1.001 + w·min(δ², 5000)) in the sequence code:
+// the exponential of a LogLog or Sequence term. Ranks by Advantage equal
+// ranks by Term.
 func Advantage(term float64) float64 { return math.Exp(term) }

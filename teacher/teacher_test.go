@@ -191,3 +191,31 @@ func TestUpdateOrder(t *testing.T) {
 		t.Errorf("no Teacher: losses %v, %v", s, tl)
 	}
 }
+
+// TestSequenceFormFixedValues checks the sequence code's form, whose loss
+// has no ½ and is capped at 5000, against values computed by hand (Python's
+// math module).
+func TestSequenceFormFixedValues(t *testing.T) {
+	cases := []struct{ delta, logR, alpha, want float64 }{
+		{1.5, -2, 0, 1.3425156914463638},
+		{-0.7, -2, 0.5, -1.917674098828644},
+		{2, 1, 0.5, 1.980344998095631},
+		{0, -3, 0.5, -8.408255070773826},
+		{100, -1, 0.5, 1.9434712271348795}, // δ² = 10⁴ capped at 5000
+		{-100, -1, 0.5, math.Log(math.Log(1.001+5000)) - 0.5},
+	}
+	r := teacher.Reward{Form: teacher.Sequence, C: 19}
+	for _, c := range cases {
+		r.Alpha = c.alpha
+		if err := r.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		got := r.LogReward(r.Term(c.delta), c.logR)
+		if math.Abs(got-c.want) > 1e-12*math.Max(1, math.Abs(c.want)) {
+			t.Errorf("δ=%v log R=%v α=%v: log R_T = %.17g, want %.17g", c.delta, c.logR, c.alpha, got, c.want)
+		}
+	}
+	if r.Term(100) != r.Term(200) {
+		t.Error("the sequence form must cap δ² at 5000")
+	}
+}
