@@ -73,3 +73,26 @@ func TestCurvesWithoutDrawablePointsReturnsErrNoData(t *testing.T) {
 		t.Errorf("file written for an empty plot: %v", err)
 	}
 }
+
+func TestBandGridWritesPNG(t *testing.T) {
+	dir := t.TempDir()
+	x := []float64{0, 1, 2, 3}
+	panels := []BandPanel{
+		{Title: "modes", XLabel: "round", YLabel: "modes", Bands: []Band{
+			{Name: "a", X: x, Mean: []float64{0, 1, 2, 3}, Std: []float64{0, 0.5, 0.5, 1}},
+			{Name: "b", X: x, Mean: []float64{0, math.NaN(), 1, 2}},
+		}},
+		{Title: "elbo", Bands: []Band{{Name: "a", X: x, Mean: []float64{-3, -2, -1, -1}}}},
+	}
+	path := filepath.Join(dir, "bands.png")
+	if err := BandGrid(path, 2, 2, panels); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < 8 || string(b[1:4]) != "PNG" {
+		t.Fatalf("not a PNG (%d bytes, %v)", len(b), err)
+	}
+	if err := BandGrid(path, 1, 1, panels); err == nil {
+		t.Error("two panels in a 1×1 grid must be an error")
+	}
+}
