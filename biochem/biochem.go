@@ -325,7 +325,8 @@ func (t *Task) NumStoredSamples() int { return len(t.data().stored) / t.n }
 // Length tokens: what the reference's EUBO and correlation use. When
 // ExactTarget is true they are exact independent draws using only rng;
 // otherwise they are the first n of the reference's stored samples, in file
-// order, rng is unused, and n larger than NumStoredSamples is an error.
+// order, rng is unused (it may be nil), and n larger than NumStoredSamples
+// is an error.
 func (t *Task) TargetSamples(n int, rng *rand.Rand) ([]int32, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("biochem: %s: %d target samples requested", t.name, n)

@@ -85,8 +85,8 @@
 //
 // The score tables, mode lists, stored samples and the tree proxy are
 // embedded with go:embed, compressed (about 0.69 MB in all), and decoded on
-// first use of a task, so importing the package costs nothing. data/
-// PROVENANCE.md gives each file's source, commit, conversion and
+// first use of a task, so importing the package costs nothing.
+// data/PROVENANCE.md gives each file's source, commit, conversion and
 // verification; `go generate` rebuilds them from the shared task data
 // (internal/gendata).
 package biochem
