@@ -60,10 +60,11 @@ func NewBinding(p *Params, target string) (*Binding, error) {
 func (b *Binding) Fitness(x string) (float64, error) {
 	ws := b.get()
 	defer b.pool.Put(ws)
-	var err error
-	if ws.x, err = encode(x, ws.x); err != nil {
+	codes, err := encode(x, ws.x)
+	if err != nil {
 		return 0, err
 	}
+	ws.x = codes
 	return b.fitness(ws), nil
 }
 

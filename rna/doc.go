@@ -25,11 +25,13 @@
 // [DefaultParams] are the Turner 2004 nearest-neighbour parameters
 // (Mathews et al. 2004, PNAS 101:7287) in the ViennaRNA 2.x parameter-file
 // format, embedded from rna_turner2004.par. That file is the one distributed
-// with the ViennaRNA Package (misc/rna_turner2004.par; Lorenz, Hofacker et
-// al., Institute for Theoretical Chemistry, University of Vienna), used
-// under the ViennaRNA licence, which allows research, educational and
-// commercial use with credit to the authors and the Institute for
-// Theoretical Chemistry, University of Vienna. One correction was made, as
+// with the ViennaRNA Package (misc/rna_turner2004.par; R. Lorenz, I. L.
+// Hofacker et al., Institute for Theoretical Chemistry, University of
+// Vienna), used under the ViennaRNA licence: research, educational and
+// commercial use and modification are permitted provided the package and
+// derived works are not redistributed for a fee beyond media costs and
+// proper credit is given to the authors and the Institute for Theoretical
+// Chemistry of the University of Vienna. One correction was made, as
 // in the project's shared data: the upstream file has the typo "-1i40" in
 // the stack table (row GU, column AU), which ViennaRNA's reader takes as -1;
 // the copy here has -140, the value of ViennaRNA's built-in defaults, so the

@@ -33,10 +33,12 @@ var turner2004 []byte
 
 // Params holds an energy parameter set: the free energies at 37 °C, in
 // dcal/mol, of the sections of a ViennaRNA 2.x parameter file that duplex
-// folding uses. Pair types index CG=1, GC=2, GU=3, UG=4, AU=5, UA=6, NS=7
-// and bases N=0, A=1, C=2, G=3, U=4, as in ViennaRNA. A Params is not
-// modified after it is made, so it is safe for concurrent use.
+// folding uses. A Params does not change once made, so it is safe for
+// concurrent use.
 type Params struct {
+	// Tables are row-major with ViennaRNA's indices: pair types 0 (none),
+	// CG=1, GC=2, GU=3, UG=4, AU=5, UA=6, NS=7; bases N=0, A=1, C=2, G=3,
+	// U=4.
 	stack       [nPairs * nPairs]int32
 	bulge       [maxLoop + 1]int32
 	internal    [maxLoop + 1]int32
@@ -71,8 +73,8 @@ var (
 )
 
 // DefaultParams returns the Turner 2004 parameters of the embedded
-// rna_turner2004.par, ViennaRNA's default set. The file is parsed once; the
-// returned value is shared and must not be modified.
+// rna_turner2004.par, ViennaRNA's default set. The file is parsed on the
+// first call; every call returns the same value.
 func DefaultParams() *Params {
 	defaultOnce.Do(func() {
 		p, err := parse(bytes.NewReader(turner2004), &Params{})
@@ -91,11 +93,12 @@ func DefaultParams() *Params {
 //
 // The reader follows ViennaRNA's: the first line must be the header
 // "## RNAfold parameter file v2.0" (ViennaRNA only warns); a line starting
-// with "# name" opens a section; a table is read as a stream of
-// whitespace-separated tokens from the lines that follow, one C-style
-// comment per line removed, and each row of a table's outer dimensions
-// starts on a new line. Tables leave out pair type 0, int22 also the N base
-// and pair type NS, as ViennaRNA's layout does. A token is an integer (only
+// with "# name" opens a section; a table is read as whitespace-separated
+// tokens from the lines that follow, with one C-style comment per line
+// removed. Tables leave out pair type 0, int22 also the N base and pair
+// type NS, as ViennaRNA's layout does; a row ending where entries are left
+// out ends its line (tokens left on it are dropped), while rows without
+// such gaps run on as one stream. A token is an integer (only
 // its leading signed digits count, as C's %d reads them, so "-1i40" is -1),
 // INF (10000000), DEF (-50), NST (0), '*' (keep the current value) or 'x'
 // (extrapolate a loop energy from the last number read with
