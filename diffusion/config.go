@@ -56,7 +56,9 @@ type Config struct {
 	Student Optim `json:"student"`
 	Teacher Optim `json:"teacher"`
 	// Milestones are the iterations at which every learning rate is
-	// multiplied by Gamma (torch's MultiStepLR).
+	// multiplied by Gamma (torch's MultiStepLR); a negative m counts from
+	// the end, Iterations−1+m, as the authors' code sets its milestones to
+	// epochs−6000 and epochs−2000 whatever the run's length.
 	Milestones []int   `json:"milestones,omitempty"`
 	Gamma      float64 `json:"gamma"`
 	// Explore is the exploration std f of the Student's on-policy batches
@@ -121,7 +123,7 @@ func Preset(name, task string) (Config, error) {
 		Net:        timenet.Config{Arch: timenet.Reference, Hidden: 256},
 		Student:    Optim{LR: 1e-3, LogZLR: 0.1, WeightDecay: 1e-7},
 		Teacher:    Optim{LR: 5e-3, LogZLR: 0.1, WeightDecay: 1e-7, ClipTime: 0.1},
-		Milestones: []int{4000, 8000}, Gamma: 0.1,
+		Milestones: []int{-6000, -2000}, Gamma: 0.1,
 		Explore: 0.2, ExploreDecay: 5000,
 		BufferCap:  50000,
 		Reward:     teacher.Reward{Form: teacher.LogLog, C: 19, Alpha: 0.5, Eps: 1e-3},
@@ -193,12 +195,24 @@ func (c Config) explore(it int) float64 {
 // number of milestones passed.
 func (c Config) lrScale(it int) float64 {
 	s := 1.0
-	for _, m := range c.Milestones {
+	for _, m := range c.milestones() {
 		if it >= m {
 			s *= c.Gamma
 		}
 	}
 	return s
+}
+
+// milestones resolves the milestones counted from the end.
+func (c Config) milestones() []int {
+	ms := make([]int, len(c.Milestones))
+	for i, m := range c.Milestones {
+		if m < 0 {
+			m += c.Iterations - 1
+		}
+		ms[i] = m
+	}
+	return ms
 }
 
 // Validate reports the first invalid setting, naming the value and what
@@ -246,9 +260,9 @@ func (c Config) Validate() error {
 	if c.buffered() && c.schedule().Count(teacher.Buffer)+c.schedule().Count(teacher.Teacher) == 0 {
 		return fmt.Errorf("diffusion: schedule %q never replays the buffer of method %s", c.schedule(), c.Method)
 	}
-	for i, m := range c.Milestones {
-		if m < 0 || (i > 0 && m < c.Milestones[i-1]) {
-			return fmt.Errorf("diffusion: milestones %v must be >= 0 and increasing", c.Milestones)
+	for i, m := range c.milestones() {
+		if m < 0 || (i > 0 && m < c.milestones()[i-1]) {
+			return fmt.Errorf("diffusion: milestones %v must resolve to iterations >= 0 in increasing order (negative ones count from the end of %d iterations)", c.Milestones, c.Iterations)
 		}
 	}
 	return nil

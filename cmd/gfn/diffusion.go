@@ -82,6 +82,9 @@ func runTrainDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.Float64Var(&d.Student.LogZLR, "logz-lr", d.Student.LogZLR, "Student log Z learning rate")
 	fs.Float64Var(&d.Teacher.LR, "teacher-lr", d.Teacher.LR, "Teacher policy learning rate")
 	fs.Float64Var(&d.Teacher.LogZLR, "teacher-logz-lr", d.Teacher.LogZLR, "Teacher log Z learning rate")
+	milestones := fs.String("milestones", joinInts(d.Milestones), "comma-separated iterations at which every learning rate is multiplied by --gamma; negative ones count from the end (-6000 = iterations-1-6000); none = no decay")
+	fs.Float64Var(&d.Gamma, "gamma", d.Gamma, "learning-rate factor at each milestone")
+	wd := fs.Float64("weight-decay", d.Student.WeightDecay, "Adam's coupled L2 weight decay of both agents")
 	fs.Float64Var(&d.Teacher.ClipTime, "teacher-clip", d.Teacher.ClipTime, "gradient-norm clip of the Teacher's time encoder (0 = off)")
 	fs.Float64Var(&d.Explore, "explore", d.Explore, "exploration std f of method eps")
 	fs.IntVar(&d.ExploreDecay, "explore-decay", d.ExploreDecay, "iteration at which the exploration has decayed linearly to 0 (0 = constant)")
@@ -140,6 +143,10 @@ func runTrainDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 		}
 	} else {
 		d.Method = diffusion.Method(*method)
+		if d.Milestones, err = parseInts(*milestones); err != nil {
+			return usagef("milestones %q: %v", *milestones, err)
+		}
+		d.Student.WeightDecay, d.Teacher.WeightDecay = *wd, *wd
 		switch *treward {
 		case "reference":
 			d.Reward.Form = teacher.LogLog
@@ -298,4 +305,32 @@ func evalDiffusion(dir string, n int, seed uint64, stdout io.Writer) error {
 	}
 	_, err = fmt.Fprintf(stdout, "%s\n", b)
 	return err
+}
+
+// joinInts writes a milestone list for a flag default ("none" if empty).
+func joinInts(v []int) string {
+	if len(v) == 0 {
+		return "none"
+	}
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// parseInts reads what joinInts writes.
+func parseInts(s string) ([]int, error) {
+	if s == "none" || s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer (allowed: comma-separated integers, or none)", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,6 +55,8 @@ func TestHelpGolden(t *testing.T) {
 		{"eval-help", []string{"help", "eval"}},
 		{"bench-speed-help", []string{"bench", "speed", "--help"}},
 		{"train-diffusion-help", []string{"train", "--task", "25gmm", "--help"}},
+		{"train-seq-help", []string{"train", "--task", "tfbind8", "--help"}},
+		{"reward-help", []string{"reward", "--help"}},
 	} {
 		out, _, err := runCLI(c.args...)
 		if err != nil {
@@ -95,6 +99,14 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"diffusion-bad-ratio", []string{"train", "--task", "25gmm", "--ratio", "3:1"}},
 		{"diffusion-bad-reward", []string{"train", "--task", "25gmm", "--teacher-reward", "mine"}},
 		{"resume-missing", []string{"train", "--task", "25gmm", "--resume", "no-such-run"}},
+		{"diffusion-bad-milestones", []string{"train", "--task", "25gmm", "--milestones", "10,x"}},
+		{"seq-bad-method", []string{"train", "--task", "tfbind8", "--method", "teacher"}},
+		{"seq-bad-policy", []string{"train", "--task", "qm9str", "--policy", "gnn"}},
+		{"seq-bad-epsilon", []string{"train", "--task", "rna", "--epsilon", "1.5"}},
+		{"reward-bad-seq", []string{"reward", "--task", "tfbind8", "--seq", "ACGTXCGT"}},
+		{"reward-short-seq", []string{"reward", "--task", "tfbind8", "ACG"}},
+		{"reward-no-seq", []string{"reward", "--task", "sehstr"}},
+		{"reward-bad-task", []string{"reward", "--task", "chess", "--seq", "A"}},
 	}
 	var all strings.Builder
 	for _, c := range cases {
@@ -222,5 +234,48 @@ func TestBenchGridPresetsTrain(t *testing.T) {
 		if _, stderr, err := runCLI(args...); err != nil {
 			t.Errorf("preset %s: %v\n%s", name, err, stderr)
 		}
+	}
+}
+
+// TestSequenceTrainSampleReward trains a short sequence run, samples its
+// checkpoint, and checks gfn reward against the task's own scoring.
+func TestSequenceTrainSampleReward(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	out, _, err := runCLI("train", "--task", "tfbind8", "--rounds", "6", "--eval-every", "3", "--eval-samples", "64",
+		"--hidden", "16", "--embed", "16", "--out", dir, "--quiet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"method teacher-per", "rounds 6, reward calls 192", "modes found", "of 328"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("train output lacks %q:\n%s", want, out)
+		}
+	}
+	csvOut, _, err := runCLI("sample", "--checkpoint", dir, "--n", "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(csvOut), "\n")
+	if len(lines) != 6 || lines[0] != "sequence,score,log_reward,mode" {
+		t.Fatalf("sample output:\n%s", csvOut)
+	}
+	seq := strings.Split(lines[1], ",")[0]
+	rw, _, err := runCLI("reward", "--task", "tfbind8", "--seq", seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The sampled row's score and log-reward equal gfn reward's.
+	got := strings.Split(strings.Split(strings.TrimSpace(rw), "\n")[1], ",")
+	want := strings.Split(lines[1], ",")
+	gs, _ := strconv.ParseFloat(got[1], 64)
+	ws, _ := strconv.ParseFloat(want[1], 64)
+	gl, _ := strconv.ParseFloat(got[3], 64)
+	wl, _ := strconv.ParseFloat(want[2], 64)
+	if got[0] != seq || math.Abs(gs-ws) > 1e-9*math.Abs(ws) || math.Abs(gl-wl) > 1e-9*math.Max(1, math.Abs(wl)) {
+		t.Errorf("gfn reward %v, sampled row %v", got, want)
+	}
+	// Resume of a finished run is refused; of the periodic checkpoint it continues.
+	if _, _, err := runCLI("train", "--resume", dir); err == nil || !strings.Contains(err.Error(), "finished") {
+		t.Errorf("resuming a finished run: %v", err)
 	}
 }

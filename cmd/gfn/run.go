@@ -27,6 +27,7 @@ Commands:
   train    train a Student (and Teacher) GFlowNet and write metrics, plots and a checkpoint
   sample   draw samples from a checkpoint's Student to CSV
   eval     evaluate a checkpoint's Student (exact and empirical metrics)
+  reward   print the score and reward of sequences of a sequence-design task
   bench    reproducible measurements ("gfn bench speed")
   help     show this help, or "gfn help <command>" for a command's flags
 
@@ -49,6 +50,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runEval(rest, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, stdout, stderr)
+	case "reward":
+		return runReward(rest, stdout)
 	case "help", "-h", "--help", "-help":
 		if len(rest) > 0 {
 			return run(ctx, []string{rest[0], "--help"}, stdout, stderr)
@@ -57,7 +60,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	default:
 		fmt.Fprint(stderr, topUsage)
-		return usagef("unknown command %q (allowed: train, sample, eval, bench, help)", cmd)
+		return usagef("unknown command %q (allowed: train, sample, eval, reward, bench, help)", cmd)
 	}
 }
 

@@ -44,6 +44,9 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 	if *dir != "" && isDiffusionCheckpoint(*dir) {
 		return sampleDiffusion(*dir, *n, *seed, *out, stdout, stderr)
 	}
+	if *dir != "" && isSeqCheckpoint(*dir) {
+		return sampleSeq(*dir, *n, *seed, *out, stdout, stderr)
+	}
 	t, err := loadCheckpoint(*dir)
 	if err != nil {
 		return err

@@ -29,10 +29,17 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if r := flagValue(args, "resume"); r != "" && isDiffusionCheckpoint(r) {
 		return runTrainDiffusion(ctx, args, stdout, stderr)
 	}
+	// So have the sequence-design tasks.
+	if t := flagValue(args, "task"); isSeqTask(t) {
+		return runTrainSeq(ctx, args, stdout, stderr)
+	}
+	if r := flagValue(args, "resume"); r != "" && isSeqCheckpoint(r) {
+		return runTrainSeq(ctx, args, stdout, stderr)
+	}
 	fs := newFlagSet("train", "Train a Student GFlowNet, with an adaptive Teacher by default, on the deceptive hypergrid.\nWrites metrics.csv, summary.json, checkpoint.safetensors + config.json and PNG figures to --out.")
 	d := train.DefaultConfig()
 	spec := task.Spec{}
-	fs.StringVar(&spec.Task, "task", "hypergrid", "environment: "+strings.Join(task.Names, ", ")+"; diffusion samplers: 25gmm, manywell (see gfn train --task 25gmm --help)")
+	fs.StringVar(&spec.Task, "task", "hypergrid", "environment: "+strings.Join(task.Names, ", ")+"; diffusion samplers: 25gmm, manywell (see gfn train --task 25gmm --help); sequences: tfbind8, qm9str, sehstr, rna (see gfn train --task tfbind8 --help)")
 	fs.IntVar(&spec.Dim, "dim", 2, "hypergrid dimension d (>= 1)")
 	fs.IntVar(&spec.Side, "side", 128, "hypergrid side length H (>= 2)")
 	fs.StringVar(&spec.Reward, "reward", string(hypergrid.Deceptive), "hypergrid reward: deceptive (reference code), deceptive-paper (paper's equation), original (Bengio et al. 2021)")

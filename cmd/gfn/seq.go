@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gfngo/gfn/biochem"
+	"github.com/gfngo/gfn/discrete"
+	"github.com/gfngo/gfn/progress"
+	"github.com/gfngo/gfn/safefile"
+	"github.com/gfngo/gfn/seqtrain"
+	"github.com/gfngo/gfn/teacher"
+)
+
+// isSeqTask reports whether name is a sequence-design task.
+func isSeqTask(name string) bool {
+	_, err := biochem.Named(name)
+	return err == nil
+}
+
+// isSeqCheckpoint reports whether dir holds a sequence-training checkpoint.
+func isSeqCheckpoint(dir string) bool {
+	_, _, _, err := seqtrain.ReadState(dir)
+	return err == nil
+}
+
+func runTrainSeq(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	taskName := flagValue(args, "task")
+	resume := flagValue(args, "resume")
+	if resume != "" {
+		t, _, _, err := seqtrain.ReadState(resume)
+		if err != nil {
+			return usageError{err}
+		}
+		taskName = t
+	}
+	task, err := biochem.Named(taskName)
+	if err != nil {
+		return usageError{err}
+	}
+	d := seqtrain.ForTask(task)
+	set := task.Settings()
+	fs := newFlagSet("train", "Train a GFlowNet sampler of sequences on a biochemical task (tfbind8, qm9str, sehstr, rna),\nwith an adaptive Teacher and PER by default, in the prepend-append MDP with the SSR policy.\nDefaults shown are the reference code's settings for tfbind8 (each task has its own rounds,\nepsilon and width). Writes metrics.csv, summary.json, checkpoint.safetensors + config.json and\ncurves.png (modes, ELBO, EUBO against rounds) to --out.")
+	fs.String("task", task.Name(), "task: "+strings.Join(biochem.Names, ", ")+" (see also gfn train --task hypergrid|25gmm --help)")
+	method := fs.String("method", string(d.Method), "training method: "+joinMethods(seqtrain.Methods))
+	fs.IntVar(&d.Rounds, "rounds", d.Rounds, "training rounds (one online batch, and one replay batch for the buffer methods)")
+	fs.IntVar(&d.OnlineBatch, "batch", d.OnlineBatch, "online samples (reward calls) per round")
+	fs.IntVar(&d.OfflineBatch, "offline-batch", d.OfflineBatch, "replayed objects per round")
+	fs.Float64Var(&d.Epsilon, "epsilon", d.Epsilon, "probability of a uniform step over unique children (every method but tb)")
+	fs.IntVar(&d.Buffer, "buffer-size", d.Buffer, "replay buffer capacity")
+	fs.StringVar(&d.MDP, "mdp", d.MDP, "MDP: pa (prepend-append) or append (autoregressive)")
+	fs.StringVar(&d.Policy.Kind, "policy", d.Policy.Kind, "policy network: ssr (state x state -> R) or mlp (one-hot MLP)")
+	fs.IntVar(&d.Policy.Hidden, "hidden", d.Policy.Hidden, "hidden width of the policy networks")
+	fs.IntVar(&d.Policy.Embed, "embed", d.Policy.Embed, "embedding width of the SSR encoder")
+	fs.Float64Var(&d.Student.LR, "lr", d.Student.LR, "Student policy learning rate")
+	fs.Float64Var(&d.Student.LogZLR, "logz-lr", d.Student.LogZLR, "Student log Z learning rate")
+	fs.Float64Var(&d.Teacher.LR, "teacher-lr", d.Teacher.LR, "Teacher policy learning rate")
+	fs.Float64Var(&d.Teacher.LogZLR, "teacher-logz-lr", d.Teacher.LogZLR, "Teacher log Z learning rate")
+	treward := fs.String("teacher-reward", "reference", "Teacher reward form: reference (log of a log, the released code) or paper")
+	fs.Float64Var(&d.Reward.C, "C", d.Reward.C, "extra weight C of under-sampled objects (delta > 0)")
+	fs.Float64Var(&d.Reward.Alpha, "alpha", d.Reward.Alpha, "weight alpha of log R in the Teacher reward")
+	schedule := fs.String("schedule", string(d.Schedule), "who draws each round's online batch: a cycle of S (Student) and T (Teacher)")
+	fs.Uint64Var(&d.Seed, "seed", 0, "random seed; the same seed gives the same run")
+	out := fs.String("out", "", "output directory (default runs/<task>-<method>-seed<seed>)")
+	evalEvery := fs.Int("eval-every", set.EvalEvery, "rounds between evaluations")
+	evalSamples := fs.Int("eval-samples", set.EvalSamples, "Student samples (and target samples) per evaluation")
+	ckEvery := fs.Int("checkpoint-every", 100, "rounds between checkpoints (0 = only at the end)")
+	fs.String("resume", "", "continue the run whose checkpoint is in this directory (other settings come from it)")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	if err := parse(fs, args, stdout); err != nil {
+		if errors.Is(err, errHelp) {
+			return nil
+		}
+		return err
+	}
+	if *evalEvery < 1 || *evalSamples < 1 || *ckEvery < 0 {
+		return usagef("eval-every %d and eval-samples %d must be >= 1 and checkpoint-every %d >= 0", *evalEvery, *evalSamples, *ckEvery)
+	}
+	opt := seqtrain.RunOptions{Task: task.Name(), EvalEvery: *evalEvery, EvalSamples: *evalSamples, CheckpointEvery: *ckEvery}
+	if !*quiet {
+		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
+	}
+	var res *seqtrain.Result
+	if resume != "" {
+		opt.OutDir = resume
+		if *out != "" {
+			opt.OutDir = *out
+		}
+		_, cfg, round, _ := seqtrain.ReadState(resume)
+		fmt.Fprintf(stdout, "gfn train: resuming %s (%s, method %s, seed %d) at round %d of %d\n", resume, task.Name(), cfg.Method, cfg.Seed, round, cfg.Rounds)
+		if res, err = seqtrain.Resume(ctx, resume, task, nil, opt); err != nil {
+			return err
+		}
+	} else {
+		d.Method = seqtrain.Method(*method)
+		d.Schedule = teacher.Schedule(*schedule)
+		switch *treward {
+		case "reference":
+			d.Reward.Form = teacher.Sequence
+		case "paper":
+			d.Reward.Form = teacher.Paper
+		default:
+			return usagef("teacher reward %q is unknown (allowed: reference, paper)", *treward)
+		}
+		if err := d.Validate(); err != nil {
+			return usageError{err}
+		}
+		opt.OutDir = *out
+		if opt.OutDir == "" {
+			opt.OutDir = filepath.Join("runs", fmt.Sprintf("%s-%s-seed%d", task.Name(), d.Method, d.Seed))
+		}
+		if err := safefile.CheckDir(opt.OutDir); err != nil {
+			return usageError{err}
+		}
+		fmt.Fprintf(stdout, "gfn train: %s (length %d, %d tokens), method %s, seed %d, %d rounds of %d samples\n",
+			task.Name(), task.Length(), len(task.Alphabet()), d.Method, d.Seed, d.Rounds, d.OnlineBatch)
+		if res, err = seqtrain.Run(ctx, task, d, nil, opt); err != nil {
+			return err
+		}
+	}
+	printSeqSummary(stdout, &res.Summary, opt.OutDir)
+	return nil
+}
+
+func joinMethods(ms []seqtrain.Method) string {
+	s := make([]string, len(ms))
+	for i, m := range ms {
+		s[i] = string(m)
+	}
+	return strings.Join(s, ", ")
+}
+
+func printSeqSummary(w io.Writer, s *seqtrain.Summary, dir string) {
+	f := s.Final
+	fmt.Fprintf(w, "  rounds %d, reward calls %d, distinct sequences seen %d\n", s.Rounds, s.RewardCalls, s.Seen)
+	if s.NumModes > 0 {
+		fmt.Fprintf(w, "  modes found %d of %d (%d among the final %d samples)\n", f.ModesSeen, s.NumModes, f.ModesEval, f.Samples)
+	}
+	fmt.Fprintf(w, "  final: ELBO %.4f, EUBO %.4f, log Z estimate %.4f", f.ELBO, f.EUBO, f.LogZEst)
+	if s.TrueLogZ != nil {
+		fmt.Fprintf(w, " (true %.4f)", *s.TrueLogZ)
+	}
+	fmt.Fprintf(w, ", learned log Z %.4f, correlation %.3f\n", f.LogZ, f.Pearson)
+	fmt.Fprintf(w, "  wall %s (training %s, %.1f ms/round; evaluation %s; %s kernels)\n",
+		progress.Duration(time.Duration(s.WallSeconds*float64(time.Second))), progress.Duration(time.Duration(s.TrainSeconds*float64(time.Second))),
+		s.MsPerRoundMean, progress.Duration(time.Duration(s.EvalSeconds*float64(time.Second))), s.Kernel)
+	fmt.Fprintf(w, "  wrote %s: metrics.csv, summary.json, %s, %s, curves.png\n", dir, seqtrain.CheckpointFile, seqtrain.ConfigFile)
+}
+
+// sampleSeq writes n Student samples of a sequence checkpoint as CSV:
+// sequence, score, log_reward.
+func sampleSeq(dir string, n int, seed uint64, out string, stdout, stderr io.Writer) error {
+	name, _, _, err := seqtrain.ReadState(dir)
+	if err != nil {
+		return err
+	}
+	task, err := biochem.Named(name)
+	if err != nil {
+		return err
+	}
+	t, err := seqtrain.Load(dir, task, nil)
+	if err != nil {
+		return err
+	}
+	var s discrete.Sampler
+	var tr discrete.Trajectories
+	s.Env = t.Env
+	rng := rand.New(rand.NewPCG(seed, 0x5a))
+	L, w := task.Length(), t.Env.StateLen()
+	xs := make([]int32, 0, n*L)
+	for done := 0; done < n; done += 256 {
+		k := min(256, n-done)
+		s.Forward(t.Student.Model, k, discrete.SampleOptions{}, rng, &tr)
+		for b := range k {
+			xs = append(xs, t.Env.Tokens(tr.Final[b*w:(b+1)*w])...)
+		}
+	}
+	score, logR := make([]float64, n), make([]float64, n)
+	if err := task.Score(xs, n, score); err != nil {
+		return err
+	}
+	if err := task.LogReward(xs, n, logR); err != nil {
+		return err
+	}
+	write := func(wr io.Writer) error {
+		cw := csv.NewWriter(wr)
+		cw.Write([]string{"sequence", "score", "log_reward", "mode"})
+		for r := range n {
+			x := xs[r*L : (r+1)*L]
+			cw.Write([]string{task.Decode(x), strconv.FormatFloat(score[r], 'g', -1, 64),
+				strconv.FormatFloat(logR[r], 'g', -1, 64), strconv.FormatBool(task.IsMode(x))})
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	if out == "" {
+		return write(stdout)
+	}
+	if err := safefile.Write(out, write); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "wrote %d samples to %s\n", n, out)
+	return nil
+}
+
+// runReward prints the raw score and the reward of sequences of a task.
+func runReward(args []string, stdout io.Writer) error {
+	fs := newFlagSet("reward", "Print the raw score, the reward R and log R of sequences of a sequence-design task, and\nwhether each is one of the task's modes: gfn reward --task tfbind8 --seq ACGTACGT [--seq ...].")
+	name := fs.String("task", "tfbind8", "task: "+strings.Join(biochem.Names, ", "))
+	var seqs stringList
+	fs.Var(&seqs, "seq", "a sequence to score (repeatable)")
+	if err := parse(fs, args, stdout); err != nil {
+		if errors.Is(err, errHelp) {
+			return nil
+		}
+		return err
+	}
+	task, err := biochem.Named(*name)
+	if err != nil {
+		return usageError{err}
+	}
+	if len(seqs) == 0 {
+		return usagef("no sequence given (use --seq, e.g. --seq %s)", strings.Repeat(task.Alphabet()[0], task.Length()))
+	}
+	xs := make([]int32, 0, len(seqs)*task.Length())
+	for _, s := range seqs {
+		x, err := task.Encode(s)
+		if err != nil {
+			return usageError{err}
+		}
+		xs = append(xs, x...)
+	}
+	n := len(seqs)
+	score, logR := make([]float64, n), make([]float64, n)
+	if err := task.Score(xs, n, score); err != nil {
+		return err
+	}
+	if err := task.LogReward(xs, n, logR); err != nil {
+		return err
+	}
+	cw := csv.NewWriter(stdout)
+	cw.Write([]string{"sequence", "score", "reward", "log_reward", "mode"})
+	L := task.Length()
+	for i := range n {
+		x := xs[i*L : (i+1)*L]
+		cw.Write([]string{task.Decode(x), strconv.FormatFloat(score[i], 'g', 10, 64), strconv.FormatFloat(math.Exp(logR[i]), 'g', 10, 64),
+			strconv.FormatFloat(logR[i], 'g', 10, 64), strconv.FormatBool(task.IsMode(x))})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }

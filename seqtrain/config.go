@@ -1,0 +1,201 @@
+package seqtrain
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gfngo/gfn/teacher"
+)
+
+// Method names a training method of the sequence experiments.
+type Method string
+
+const (
+	// TB is on-policy trajectory balance: the Student's own samples, no
+	// exploration noise, no replay.
+	TB Method = "tb"
+	// Eps is on-policy TB with ε-uniform exploration over unique children.
+	Eps Method = "eps"
+	// PRT adds a replay of seen objects drawn half from the top decile by
+	// reward and half from the rest (Shen et al. 2023).
+	PRT Method = "prt"
+	// PER replays by the Student's loss (prioritised experience replay):
+	// the portions are by the priority log(1.001 + w·δ²).
+	PER Method = "per"
+	// TeacherPRT and TeacherPER add the Teacher to PRT and PER: it samples
+	// one online batch in three and trains on every batch the Student
+	// trains on, rewarded by the Student's loss.
+	TeacherPRT Method = "teacher-prt"
+	TeacherPER Method = "teacher-per"
+)
+
+// Methods lists the methods in the paper's order.
+var Methods = []Method{TB, Eps, PRT, PER, TeacherPRT, TeacherPER}
+
+// Optim is one agent's Adam (PyTorch defaults, no weight decay).
+type Optim struct {
+	LR     float64 `json:"lr"`      // the policy's learning rate
+	LogZLR float64 `json:"logz_lr"` // log Z's
+}
+
+// Policy chooses the policy network of both agents.
+type Policy struct {
+	// Kind is "ssr" (the reference's state×state→R network, package ssr)
+	// or "mlp" (an MLP on the one-hot state with one logit per action).
+	Kind string `json:"kind"`
+	// Hidden and Embed are the SSR widths H and E (Hidden only for the
+	// MLP, one hidden layer per entry of Layers).
+	Hidden int `json:"hidden"`
+	Embed  int `json:"embed,omitempty"`
+	Layers int `json:"layers,omitempty"` // MLP hidden layers (0: 2)
+}
+
+// PolicyKinds lists the policy kinds.
+var PolicyKinds = []string{"ssr", "mlp"}
+
+// Config is a training run's settings. DefaultConfig gives the reference
+// code's shared settings; Preset fills in a task's.
+type Config struct {
+	Method Method `json:"method"`
+	// MDP is "pa" (prepend-append, the reference's) or "append"
+	// (autoregressive).
+	MDP string `json:"mdp"`
+	// Rounds is the number of training rounds. A round is one online
+	// batch (OnlineBatch fresh samples: reward calls) with one gradient
+	// step per agent, then, for the replay methods, one offline batch of
+	// OfflineBatch replayed objects on fresh P_B trajectories with one
+	// step per agent.
+	Rounds       int `json:"rounds"`
+	OnlineBatch  int `json:"online_batch"`
+	OfflineBatch int `json:"offline_batch"`
+	// Epsilon is the per-step probability of a uniform choice among the
+	// unique children (every method but TB).
+	Epsilon float64 `json:"epsilon"`
+	// Buffer is the capacity of the replay buffers (first-seen objects for
+	// PRT, every online object for PER, FIFO).
+	Buffer int `json:"buffer"`
+	// TopPercentile splits a replay batch: half from the objects whose
+	// priority is at least this percentile of the buffer's, half from the
+	// others (90).
+	TopPercentile float64 `json:"top_percentile"`
+	// Schedule gives the sampler of each round's online batch (S Student,
+	// T Teacher; the reference's "SST": the Teacher every third round,
+	// round mod 3 = 2). Used by the Teacher methods only.
+	Schedule teacher.Schedule `json:"schedule"`
+	Policy   Policy           `json:"policy"`
+	Student  Optim            `json:"student"`
+	Teacher  Optim            `json:"teacher"`
+	// LogZInit is log Z's initial value and LogZMin its floor after each
+	// step (both agents; the reference: 5 and 0).
+	LogZInit float64 `json:"logz_init"`
+	LogZMin  float64 `json:"logz_min"`
+	// LossCap caps a trajectory's squared residual in the loss (5000);
+	// ClipNorm is the policy's gradient-norm clip (10, every step).
+	LossCap  float64 `json:"loss_cap"`
+	ClipNorm float64 `json:"clip_norm"`
+	// Reward is the Teacher's reward (the sequence form, C = 19, α = 0.5).
+	Reward teacher.Reward `json:"reward"`
+	Seed   uint64         `json:"seed"`
+}
+
+// DefaultConfig is the reference code's shared settings with the
+// TFbind8 row (2,000 rounds, ε = 0.01, SSR width 128), Teacher + PER.
+func DefaultConfig() Config {
+	return Config{
+		Method:        TeacherPER,
+		MDP:           "pa",
+		Rounds:        2000,
+		OnlineBatch:   32,
+		OfflineBatch:  32,
+		Epsilon:       0.01,
+		Buffer:        1000,
+		TopPercentile: 90,
+		Schedule:      "SST",
+		Policy:        Policy{Kind: "ssr", Hidden: 128, Embed: 128},
+		Student:       Optim{LR: 1e-4, LogZLR: 1e-2},
+		Teacher:       Optim{LR: 5e-4, LogZLR: 1e-2},
+		LogZInit:      5,
+		LogZMin:       0,
+		LossCap:       teacher.SequenceCap,
+		ClipNorm:      10,
+		Reward:        teacher.Reward{Form: teacher.Sequence, C: 19, Alpha: 0.5, Eps: 1e-3},
+	}
+}
+
+// HasTeacher reports whether the method trains a Teacher.
+func (m Method) HasTeacher() bool { return m == TeacherPRT || m == TeacherPER }
+
+// Replays reports whether the method has an offline (replay) batch.
+func (m Method) Replays() bool { return m != TB && m != Eps }
+
+// ByLoss reports whether the replay priority is the Student's loss.
+func (m Method) ByLoss() bool { return m == PER || m == TeacherPER }
+
+// epsilon is the exploration of the method's online batches.
+func (c Config) epsilon() float64 {
+	if c.Method == TB {
+		return 0
+	}
+	return c.Epsilon
+}
+
+// Validate reports the first invalid setting, naming the value and what
+// is allowed.
+func (c Config) Validate() error {
+	pos := func(name string, v int) error {
+		if v < 1 {
+			return fmt.Errorf("seqtrain: %s %d must be at least 1", name, v)
+		}
+		return nil
+	}
+	switch {
+	case !slices.Contains(Methods, c.Method):
+		return fmt.Errorf("seqtrain: method %q is unknown (allowed: %v)", c.Method, Methods)
+	case c.MDP != "pa" && c.MDP != "append":
+		return fmt.Errorf("seqtrain: mdp %q is unknown (allowed: pa, append)", c.MDP)
+	case !slices.Contains(PolicyKinds, c.Policy.Kind):
+		return fmt.Errorf("seqtrain: policy %q is unknown (allowed: %v)", c.Policy.Kind, PolicyKinds)
+	case !(c.Epsilon >= 0 && c.Epsilon <= 1):
+		return fmt.Errorf("seqtrain: epsilon %v must be in [0, 1]", c.Epsilon)
+	case !(c.TopPercentile >= 0 && c.TopPercentile <= 100):
+		return fmt.Errorf("seqtrain: top percentile %v must be in [0, 100]", c.TopPercentile)
+	case !(c.LossCap > 0):
+		return fmt.Errorf("seqtrain: loss cap %v must be > 0", c.LossCap)
+	case !(c.ClipNorm >= 0):
+		return fmt.Errorf("seqtrain: clip norm %v must be >= 0 (0: no clipping)", c.ClipNorm)
+	case math.IsNaN(c.LogZInit) || math.IsInf(c.LogZInit, 0) || math.IsNaN(c.LogZMin) || c.LogZInit < c.LogZMin:
+		return fmt.Errorf("seqtrain: log Z init %v must be finite and >= its floor %v", c.LogZInit, c.LogZMin)
+	}
+	for _, p := range []struct {
+		name string
+		v    int
+	}{{"rounds", c.Rounds}, {"online batch", c.OnlineBatch}, {"offline batch", c.OfflineBatch},
+		{"buffer", c.Buffer}, {"policy hidden width", c.Policy.Hidden}} {
+		if err := pos(p.name, p.v); err != nil {
+			return err
+		}
+	}
+	if c.Policy.Kind == "ssr" {
+		if err := pos("policy embedding width", c.Policy.Embed); err != nil {
+			return err
+		}
+	}
+	for _, o := range []struct {
+		name string
+		o    Optim
+	}{{"student", c.Student}, {"teacher", c.Teacher}} {
+		if !(o.o.LR > 0) || !(o.o.LogZLR > 0) {
+			return fmt.Errorf("seqtrain: %s learning rates %v (policy) and %v (log Z) must be > 0", o.name, o.o.LR, o.o.LogZLR)
+		}
+	}
+	if c.Method.HasTeacher() {
+		if err := c.Schedule.Validate(true, false); err != nil {
+			return fmt.Errorf("seqtrain: %w", err)
+		}
+		if err := c.Reward.Validate(); err != nil {
+			return fmt.Errorf("seqtrain: %w", err)
+		}
+	}
+	return nil
+}

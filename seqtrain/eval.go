@@ -1,0 +1,198 @@
+package seqtrain
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+
+	"github.com/gfngo/gfn/discrete"
+)
+
+// Metrics are the sequence experiments' measurements of the Student.
+type Metrics struct {
+	// ModesSeen counts the distinct modes among all online samples so far
+	// (Student's and Teacher's, with exploration; not replays);
+	// ModesEval those among this evaluation's samples.
+	ModesSeen int `json:"modes_seen"`
+	ModesEval int `json:"modes_eval"`
+	// ELBO is the mean of log w = log R + Σlog P_B − Σlog P_F over fresh
+	// Student samples (no exploration): a lower bound of log Z.
+	// LogZEst is log mean exp(log w), LogZErr its distance to the true
+	// log Z (NaN when unknown).
+	ELBO    float64 `json:"elbo"`
+	LogZEst float64 `json:"log_z_est"`
+	LogZErr float64 `json:"log_z_err"`
+	// EUBO is the mean of log w over uniform-P_B trajectories of target
+	// samples: an upper bound of log Z (NaN without a Targeter).
+	EUBO float64 `json:"eubo"`
+	// Pearson is the correlation of Σlog P_F with log R over those
+	// trajectories (NaN without a Targeter).
+	Pearson float64 `json:"pearson"`
+	// LogZ is the Student's learned log Z.
+	LogZ float64 `json:"log_z"`
+	// Samples is the number of fresh samples.
+	Samples int `json:"samples"`
+}
+
+// MarshalJSON writes NaN values (metrics not computed) as null.
+func (m Metrics) MarshalJSON() ([]byte, error) {
+	f := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(struct {
+		ModesSeen int      `json:"modes_seen"`
+		ModesEval int      `json:"modes_eval"`
+		ELBO      *float64 `json:"elbo"`
+		LogZEst   *float64 `json:"log_z_est"`
+		LogZErr   *float64 `json:"log_z_err"`
+		EUBO      *float64 `json:"eubo"`
+		Pearson   *float64 `json:"pearson"`
+		LogZ      *float64 `json:"log_z"`
+		Samples   int      `json:"samples"`
+	}{m.ModesSeen, m.ModesEval, f(m.ELBO), f(m.LogZEst), f(m.LogZErr), f(m.EUBO), f(m.Pearson), f(m.LogZ), m.Samples})
+}
+
+// evalChunk bounds the trajectories of one network pass: an SSR pass
+// encodes every child of every state, 2,048 trajectories of sEHstr at
+// width 1,024 would need gigabytes.
+const evalChunk = 128
+
+// Evaluator computes Metrics for a Trainer's Student. It keeps scratch
+// space between calls and is not safe for concurrent use.
+type Evaluator struct {
+	sampler discrete.Sampler
+	tb      discrete.TB
+	tr      discrete.Trajectories
+	logR    []float64
+	logPF   []float64
+	logW    []float64
+	tokens  []int32
+	states  []int32
+	evalSet map[uint64]bool
+}
+
+// Evaluate draws n Student samples with rng and scores them; targets
+// (rows of Length tokens, may be nil) give the EUBO and the correlation.
+// It calls the reward on the fresh samples (not counted as training
+// reward calls, as the reference code does not).
+func (e *Evaluator) Evaluate(t *Trainer, n int, targets []int32, rng *rand.Rand) (Metrics, error) {
+	env, st := t.Env, t.Student
+	e.sampler.Env = env
+	m := Metrics{Samples: n, ModesSeen: t.seenModes, LogZ: float64(st.LogZ.Value[0]),
+		LogZErr: math.NaN(), EUBO: math.NaN(), Pearson: math.NaN()}
+	w := env.StateLen()
+	if e.evalSet == nil {
+		e.evalSet = make(map[uint64]bool)
+	}
+	clear(e.evalSet)
+	moder, _ := t.Task.(Moder)
+	e.logW = e.logW[:0]
+	for done := 0; done < n; done += evalChunk {
+		k := min(evalChunk, n-done)
+		e.sampler.Forward(st.Model, k, discrete.SampleOptions{}, rng, &e.tr)
+		if err := e.score(t, k); err != nil {
+			return m, err
+		}
+		for b := range k {
+			e.logW = append(e.logW, e.logR[b]+e.tr.LogPB[b]-e.logPF[b])
+			x := e.tr.Final[b*w : (b+1)*w]
+			key := env.TerminalKey(x)
+			if !e.evalSet[key] {
+				e.evalSet[key] = true
+				if moder != nil && moder.IsMode(env.Tokens(x)) {
+					m.ModesEval++
+				}
+			}
+		}
+	}
+	m.ELBO = mean(e.logW)
+	m.LogZEst = logMeanExp(e.logW)
+	if lz, ok := t.Task.(LogZer); ok {
+		if z, ok := lz.LogZ(); ok {
+			m.LogZErr = math.Abs(m.LogZEst - z)
+		}
+	}
+	L := env.Length()
+	if nt := len(targets) / max(L, 1); nt > 0 {
+		e.logW = e.logW[:0]
+		var f, r []float64
+		for done := 0; done < nt; done += evalChunk {
+			k := min(evalChunk, nt-done)
+			e.states = grow(e.states, k*w)
+			for b := range k {
+				env.SetTerminal(e.states[b*w:(b+1)*w], targets[(done+b)*L:(done+b+1)*L])
+			}
+			e.sampler.Backward(e.states, k, rng, &e.tr)
+			if err := e.score(t, k); err != nil {
+				return m, err
+			}
+			for b := range k {
+				e.logW = append(e.logW, e.logR[b]+e.tr.LogPB[b]-e.logPF[b])
+				f, r = append(f, e.logPF[b]), append(r, e.logR[b])
+			}
+		}
+		m.EUBO = mean(e.logW)
+		m.Pearson = pearson(f, r)
+	}
+	return m, nil
+}
+
+// score writes the log-rewards and the Student's Σlog P_F of the k
+// trajectories in e.tr.
+func (e *Evaluator) score(t *Trainer, k int) error {
+	env := t.Env
+	w, L := env.StateLen(), env.Length()
+	e.tokens = grow(e.tokens, k*L)
+	for b := range k {
+		copy(e.tokens[b*L:(b+1)*L], env.Tokens(e.tr.Final[b*w:(b+1)*w]))
+	}
+	e.logR, e.logPF = grow(e.logR, k), grow(e.logPF, k)
+	if err := t.Task.LogReward(e.tokens, k, e.logR); err != nil {
+		return &NonFiniteError{Round: t.Round, Seq: "an evaluation batch", Err: err}
+	}
+	e.tb.LogPF(env, t.Student.Model, &e.tr, e.logPF)
+	return nil
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func logMeanExp(v []float64) float64 {
+	mx := math.Inf(-1)
+	for _, x := range v {
+		mx = max(mx, x)
+	}
+	if math.IsInf(mx, 0) {
+		return mx
+	}
+	var s float64
+	for _, x := range v {
+		s += math.Exp(x - mx)
+	}
+	return mx + math.Log(s/float64(len(v)))
+}
+
+// pearson is the sample correlation of a and b (NaN when either is
+// constant).
+func pearson(a, b []float64) float64 {
+	ma, mb := mean(a), mean(b)
+	var sab, saa, sbb float64
+	for i := range a {
+		da, db := a[i]-ma, b[i]-mb
+		sab += da * db
+		saa += da * da
+		sbb += db * db
+	}
+	if saa == 0 || sbb == 0 {
+		return math.NaN()
+	}
+	return sab / math.Sqrt(saa*sbb)
+}

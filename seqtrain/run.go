@@ -1,0 +1,608 @@
+package seqtrain
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/gfngo/gfn/internal/kernel"
+	"github.com/gfngo/gfn/nn"
+	"github.com/gfngo/gfn/progress"
+	"github.com/gfngo/gfn/safefile"
+	"github.com/gfngo/gfn/safetensors"
+)
+
+// RunOptions control Run's evaluation, checkpoints and outputs. The zero
+// value evaluates as the reference code does (every 50 rounds, 2,048
+// samples) and writes nothing.
+type RunOptions struct {
+	// OutDir receives metrics.csv, summary.json, the checkpoint and the
+	// figure; empty writes nothing.
+	OutDir string
+	// Task names the task in the outputs and the checkpoint.
+	Task string
+	// EvalEvery is the number of rounds between curve points (0: 50): a
+	// point is taken after round r when r > 0 and r mod EvalEvery = 0,
+	// and after the last round.
+	EvalEvery int
+	// EvalSamples is the number of Student samples (and target samples)
+	// of an evaluation (0: 2,048).
+	EvalSamples int
+	// CheckpointEvery writes a checkpoint every that many rounds (0: only
+	// at the end); Resume continues from one.
+	CheckpointEvery int
+	// NoFigures skips the PNG figure.
+	NoFigures bool
+	// Progress, if set, receives a progress bar.
+	Progress    io.Writer
+	ProgressTTY bool
+	// afterCheckpoint, if set, is called after each periodic checkpoint
+	// (tests stop a run there).
+	afterCheckpoint func(round int) error
+}
+
+func (o RunOptions) withDefaults() RunOptions {
+	if o.EvalEvery <= 0 {
+		o.EvalEvery = 50
+	}
+	if o.EvalSamples <= 0 {
+		o.EvalSamples = 2048
+	}
+	return o
+}
+
+// Point is one row of metrics.csv: the Student after round Round.
+type Point struct {
+	Round       int     `json:"round"`
+	RewardCalls int     `json:"reward_calls"`
+	StudentLoss float64 `json:"student_loss"` // mean over the rounds since the last point
+	TeacherLoss float64 `json:"teacher_loss"`
+	Metrics
+	WallSeconds float64 `json:"wall_seconds"`
+}
+
+// Summary is summary.json.
+type Summary struct {
+	Task        string   `json:"task"`
+	Method      Method   `json:"method"`
+	Seed        uint64   `json:"seed"`
+	Rounds      int      `json:"rounds"`
+	RewardCalls int      `json:"reward_calls"`
+	Seen        int      `json:"seen"` // distinct online objects
+	NumModes    int      `json:"num_modes,omitempty"`
+	Final       Metrics  `json:"final"`
+	TrueLogZ    *float64 `json:"true_log_z"`
+	// Timings: training only, without evaluations.
+	WallSeconds    float64 `json:"wall_seconds"`
+	TrainSeconds   float64 `json:"train_seconds"`
+	EvalSeconds    float64 `json:"eval_seconds"`
+	MsPerRoundMean float64 `json:"ms_per_round_mean"`
+	Resumed        int     `json:"resumed,omitempty"`
+	Kernel         string  `json:"kernel"`
+}
+
+// Result is what Run returns besides the files it writes.
+type Result struct {
+	Summary Summary
+	Curve   []Point
+	Trainer *Trainer
+}
+
+// runState is what a checkpoint holds besides tensors.
+type runState struct {
+	Config      Config     `json:"config"`
+	Task        string     `json:"task"`
+	Round       int        `json:"round"`
+	RewardCalls int        `json:"reward_calls"`
+	SeenModes   int        `json:"seen_modes"`
+	RNG         []byte     `json:"rng"`
+	EvalRNG     []byte     `json:"eval_rng"`
+	Curve       []Point    `json:"curve"`
+	TrainSecs   float64    `json:"train_seconds"`
+	EvalSeconds float64    `json:"eval_seconds"`
+	WallSeconds float64    `json:"wall_seconds"`
+	LossSums    [3]float64 `json:"loss_sums"`
+	Resumed     int        `json:"resumed"`
+	EvalEvery   int        `json:"eval_every"`
+	EvalSamples int        `json:"eval_samples"`
+	CheckEvery  int        `json:"checkpoint_every"`
+	NoFigures   bool       `json:"no_figures,omitempty"`
+	Failed      string     `json:"failed,omitempty"`
+}
+
+// Checkpoint files of a run directory: CheckpointFile holds everything a
+// resumed run needs (the run state is its "gfn_state" metadata entry).
+const (
+	CheckpointFile = "checkpoint.safetensors"
+	ConfigFile     = "config.json"
+	stateKey       = "gfn_seq_state"
+)
+
+type runner struct {
+	ctx        context.Context
+	opt        RunOptions
+	t          *Trainer
+	st         runState
+	ev         Evaluator
+	evalSrc    *rand.PCG
+	evalRNG    *rand.Rand
+	targets    []int32
+	start      time.Time
+	wallBefore float64
+}
+
+// Run trains task with cfg until every round is done (or ctx is
+// cancelled: the error is ctx's, and the last periodic checkpoint
+// remains), evaluates and writes the outputs. model builds the policy
+// networks (nil: cfg.Policy's).
+func Run(ctx context.Context, task Task, cfg Config, model ModelFunc, opt RunOptions) (*Result, error) {
+	t, err := New(task, cfg, model)
+	if err != nil {
+		return nil, err
+	}
+	r, err := newRunner(ctx, t, opt)
+	if err != nil {
+		return nil, err
+	}
+	return r.run()
+}
+
+func newRunner(ctx context.Context, t *Trainer, opt RunOptions) (*runner, error) {
+	opt = opt.withDefaults()
+	r := &runner{ctx: ctx, opt: opt, t: t, start: time.Now()}
+	r.evalSrc = rand.NewPCG(t.Cfg.Seed, 0xe7a1)
+	r.evalRNG = rand.New(r.evalSrc)
+	// The target set is fixed for the run, as the reference's: drawn once
+	// from its own stream, so a resumed run draws the same.
+	if tg, ok := t.Task.(Targeter); ok {
+		var err error
+		if r.targets, err = tg.TargetSamples(opt.EvalSamples, rand.New(rand.NewPCG(t.Cfg.Seed, 0xe8ac7))); err != nil {
+			return nil, fmt.Errorf("seqtrain: target samples: %w", err)
+		}
+	}
+	r.st.Config, r.st.Task = t.Cfg, opt.Task
+	r.st.EvalEvery, r.st.EvalSamples, r.st.CheckEvery, r.st.NoFigures = opt.EvalEvery, opt.EvalSamples, opt.CheckpointEvery, opt.NoFigures
+	return r, nil
+}
+
+func (r *runner) wall() float64 { return r.wallBefore + time.Since(r.start).Seconds() }
+
+func (r *runner) run() (*Result, error) {
+	t, opt := r.t, r.opt
+	var bar *progress.Bar
+	if opt.Progress != nil {
+		bar = progress.New(opt.Progress, "train", t.Cfg.Rounds, opt.ProgressTTY)
+		bar.From(t.Round)
+	}
+	for !t.Done() {
+		if err := r.ctx.Err(); err != nil {
+			return nil, err
+		}
+		t0 := time.Now()
+		it, err := t.Iterate()
+		if err != nil {
+			var nf *NonFiniteError
+			if errors.As(err, &nf) && opt.OutDir != "" {
+				r.st.Failed = err.Error()
+				if cerr := r.checkpoint(); cerr != nil {
+					return nil, fmt.Errorf("%w (and the checkpoint failed: %v)", err, cerr)
+				}
+				return nil, fmt.Errorf("%w (checkpoint of round %d written to %s)", err, t.Round, opt.OutDir)
+			}
+			return nil, err
+		}
+		r.st.TrainSecs += time.Since(t0).Seconds()
+		r.st.LossSums[0] += it.StudentLoss
+		r.st.LossSums[1] += it.TeacherLoss
+		r.st.LossSums[2]++
+		if it.Round > 0 && it.Round%opt.EvalEvery == 0 && !t.Done() {
+			if err := r.point(); err != nil {
+				return nil, err
+			}
+		}
+		if opt.OutDir != "" && opt.CheckpointEvery > 0 && t.Round%opt.CheckpointEvery == 0 && !t.Done() {
+			if err := r.checkpoint(); err != nil {
+				return nil, err
+			}
+			if opt.afterCheckpoint != nil {
+				if err := opt.afterCheckpoint(t.Round); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if bar != nil {
+			fields := fmt.Sprintf("modes %d | loss %.3g | logZ %.3f", t.seenModes, it.StudentLoss, t.Student.LogZ.Value[0])
+			if n := len(r.st.Curve); n > 0 {
+				fields += fmt.Sprintf(" | ELBO %.3f", r.st.Curve[n-1].ELBO)
+			}
+			bar.Update(t.Round, fields)
+		}
+	}
+	if bar != nil {
+		bar.Finish()
+	}
+	if err := r.point(); err != nil {
+		return nil, err
+	}
+	return r.finish()
+}
+
+// point evaluates the Student after round t.Round-1 and appends a row.
+func (r *runner) point() error {
+	t := r.t
+	t0 := time.Now()
+	m, err := r.ev.Evaluate(t, r.opt.EvalSamples, r.targets, r.evalRNG)
+	if err != nil {
+		return fmt.Errorf("seqtrain: evaluation after round %d: %w", t.Round-1, err)
+	}
+	r.st.EvalSeconds += time.Since(t0).Seconds()
+	n := max(r.st.LossSums[2], 1)
+	p := Point{Round: t.Round - 1, RewardCalls: t.RewardCalls, StudentLoss: r.st.LossSums[0] / n,
+		TeacherLoss: math.NaN(), Metrics: m, WallSeconds: r.wall()}
+	if t.Teacher != nil {
+		p.TeacherLoss = r.st.LossSums[1] / n
+	}
+	r.st.LossSums = [3]float64{}
+	r.st.Curve = append(r.st.Curve, p)
+	return nil
+}
+
+func (r *runner) finish() (*Result, error) {
+	t, opt := r.t, r.opt
+	res := &Result{Trainer: t, Curve: r.st.Curve}
+	s := &res.Summary
+	s.Task, s.Method, s.Seed, s.Rounds, s.RewardCalls = opt.Task, t.Cfg.Method, t.Cfg.Seed, t.Round, t.RewardCalls
+	s.Seen = len(t.seen)
+	if m, ok := t.Task.(Moder); ok {
+		s.NumModes = m.NumModes()
+	}
+	if n := len(r.st.Curve); n > 0 {
+		s.Final = r.st.Curve[n-1].Metrics
+	}
+	if lz, ok := t.Task.(LogZer); ok {
+		if z, ok := lz.LogZ(); ok {
+			s.TrueLogZ = &z
+		}
+	}
+	s.TrainSeconds, s.EvalSeconds = r.st.TrainSecs, r.st.EvalSeconds
+	if t.Round > 0 {
+		s.MsPerRoundMean = 1000 * r.st.TrainSecs / float64(t.Round)
+	}
+	s.Resumed, s.Kernel = r.st.Resumed, string(kernel.Name())
+	s.WallSeconds = r.wall()
+	if opt.OutDir != "" {
+		if err := r.writeOutputs(res); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// CurveHeader is the header of metrics.csv.
+var CurveHeader = []string{"round", "reward_calls", "student_loss", "teacher_loss", "modes_seen", "modes_eval",
+	"elbo", "eubo", "log_z", "log_z_est", "log_z_err", "pearson", "samples", "wall_seconds"}
+
+func fmtF(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', 10, 64)
+}
+
+// WriteCurve writes the curve as CSV (empty cells for missing values).
+func WriteCurve(w io.Writer, curve []Point) error {
+	cw := csv.NewWriter(w)
+	cw.Write(CurveHeader)
+	for _, p := range curve {
+		cw.Write([]string{strconv.Itoa(p.Round), strconv.Itoa(p.RewardCalls), fmtF(p.StudentLoss), fmtF(p.TeacherLoss),
+			strconv.Itoa(p.ModesSeen), strconv.Itoa(p.ModesEval), fmtF(p.ELBO), fmtF(p.EUBO), fmtF(p.LogZ),
+			fmtF(p.LogZEst), fmtF(p.LogZErr), fmtF(p.Pearson), strconv.Itoa(p.Samples), fmtF(p.WallSeconds)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func (r *runner) writeOutputs(res *Result) error {
+	dir := r.opt.OutDir
+	if err := safefile.Write(filepath.Join(dir, "metrics.csv"), func(w io.Writer) error { return WriteCurve(w, res.Curve) }); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(res.Summary, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := safefile.WriteBytes(filepath.Join(dir, "summary.json"), append(b, '\n')); err != nil {
+		return err
+	}
+	if err := r.checkpoint(); err != nil {
+		return err
+	}
+	if !r.opt.NoFigures {
+		if err := WriteFigure(filepath.Join(dir, "curves.png"), r.opt.Task+" "+string(r.t.Cfg.Method), res.Curve); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes every field of the point (NaN as null).
+func (p Point) MarshalJSON() ([]byte, error) {
+	m, err := json.Marshal(p.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	var tl *float64
+	if !math.IsNaN(p.TeacherLoss) {
+		tl = &p.TeacherLoss
+	}
+	head, err := json.Marshal(struct {
+		Round       int      `json:"round"`
+		RewardCalls int      `json:"reward_calls"`
+		StudentLoss float64  `json:"student_loss"`
+		TeacherLoss *float64 `json:"teacher_loss"`
+		WallSeconds float64  `json:"wall_seconds"`
+	}{p.Round, p.RewardCalls, p.StudentLoss, tl, p.WallSeconds})
+	if err != nil {
+		return nil, err
+	}
+	return append(append(head[:len(head)-1], ','), m[1:]...), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote (null as NaN).
+func (p *Point) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Round       int      `json:"round"`
+		RewardCalls int      `json:"reward_calls"`
+		StudentLoss float64  `json:"student_loss"`
+		TeacherLoss *float64 `json:"teacher_loss"`
+		WallSeconds float64  `json:"wall_seconds"`
+		ModesSeen   int      `json:"modes_seen"`
+		ModesEval   int      `json:"modes_eval"`
+		ELBO        *float64 `json:"elbo"`
+		LogZEst     *float64 `json:"log_z_est"`
+		LogZErr     *float64 `json:"log_z_err"`
+		EUBO        *float64 `json:"eubo"`
+		Pearson     *float64 `json:"pearson"`
+		LogZ        *float64 `json:"log_z"`
+		Samples     int      `json:"samples"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	f := func(x *float64) float64 {
+		if x == nil {
+			return math.NaN()
+		}
+		return *x
+	}
+	*p = Point{Round: v.Round, RewardCalls: v.RewardCalls, StudentLoss: v.StudentLoss, TeacherLoss: f(v.TeacherLoss),
+		WallSeconds: v.WallSeconds, Metrics: Metrics{ModesSeen: v.ModesSeen, ModesEval: v.ModesEval, ELBO: f(v.ELBO),
+			LogZEst: f(v.LogZEst), LogZErr: f(v.LogZErr), EUBO: f(v.EUBO), Pearson: f(v.Pearson), LogZ: f(v.LogZ), Samples: v.Samples}}
+	return nil
+}
+
+// agents yields the named agents in checkpoint order.
+func (t *Trainer) agents() []struct {
+	name string
+	a    *Agent
+} {
+	out := []struct {
+		name string
+		a    *Agent
+	}{{"student", t.Student}}
+	if t.Teacher != nil {
+		out = append(out, struct {
+			name string
+			a    *Agent
+		}{"teacher", t.Teacher})
+	}
+	return out
+}
+
+// tensors lists the checkpoint's tensors: each agent's parameters (policy.
+// and logZ) and Adam state under student. and teacher., the seen objects
+// and the replay buffer, oldest first.
+func (t *Trainer) tensors() []safetensors.Tensor {
+	var ts []safetensors.Tensor
+	for _, ag := range t.agents() {
+		ps := append(append([]*nn.Param(nil), ag.a.Model.Params()...), ag.a.LogZ)
+		ts = append(ts, nn.ParamTensors(ag.name+".", ps)...)
+		ts = append(ts, ag.a.Opt.StateTensors(ag.name+".optim.")...)
+	}
+	w := t.Env.StateLen()
+	// Seen objects: the keys rebuild the set; their log-rewards feed PRT.
+	keys := make([]int64, len(t.seenOrder))
+	lr := make([]float64, len(t.seenOrder))
+	for i, k := range t.seenOrder {
+		keys[i], lr[i] = int64(k), t.seen[k]
+	}
+	ts = append(ts, safetensors.I64("seen.key", []int{len(keys)}, keys), safetensors.F64("seen.log_r", []int{len(lr)}, lr))
+	if buf := t.buffer(); buf != nil {
+		var xs, bk []int64
+		var blr, pr []float64
+		buf.Each(func(key uint64, x []int32, logR, p float64) {
+			for _, v := range x {
+				xs = append(xs, int64(v))
+			}
+			bk, blr, pr = append(bk, int64(key)), append(blr, logR), append(pr, p)
+		})
+		ts = append(ts, safetensors.I64("buffer.x", []int{len(bk), w}, xs), safetensors.I64("buffer.key", []int{len(bk)}, bk),
+			safetensors.F64("buffer.log_r", []int{len(bk)}, blr), safetensors.F64("buffer.priority", []int{len(bk)}, pr))
+	}
+	return ts
+}
+
+// checkpoint writes the run's state atomically.
+func (r *runner) checkpoint() error {
+	t, st := r.t, &r.st
+	st.Round, st.RewardCalls, st.SeenModes = t.Round, t.RewardCalls, t.seenModes
+	st.WallSeconds = r.wall()
+	var err error
+	if st.RNG, err = t.src.MarshalBinary(); err != nil {
+		return err
+	}
+	if st.EvalRNG, err = r.evalSrc.MarshalBinary(); err != nil {
+		return err
+	}
+	state, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	meta := map[string]string{"format": "pt", "producer": "gfn", stateKey: string(state)}
+	dir := r.opt.OutDir
+	if err := safefile.Write(filepath.Join(dir, CheckpointFile), func(w io.Writer) error {
+		return safetensors.Write(w, t.tensors(), meta)
+	}); err != nil {
+		return fmt.Errorf("seqtrain: checkpoint: %w", err)
+	}
+	if err := safefile.Write(filepath.Join(dir, "metrics.csv"), func(w io.Writer) error { return WriteCurve(w, st.Curve) }); err != nil {
+		return err
+	}
+	cfg, err := json.MarshalIndent(struct {
+		Task   string `json:"task"`
+		Round  int    `json:"round"`
+		Config Config `json:"config"`
+	}{st.Task, st.Round, st.Config}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return safefile.WriteBytes(filepath.Join(dir, ConfigFile), append(cfg, '\n'))
+}
+
+func readCheckpoint(dir string) (*runState, []safetensors.Tensor, error) {
+	f, err := os.Open(filepath.Join(dir, CheckpointFile))
+	if err != nil {
+		return nil, nil, fmt.Errorf("seqtrain: %w", err)
+	}
+	defer f.Close()
+	ts, meta, err := safetensors.Read(f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("seqtrain: checkpoint in %s: %w", dir, err)
+	}
+	raw, ok := meta[stateKey]
+	if !ok {
+		return nil, nil, fmt.Errorf("seqtrain: %s in %s is not a sequence-training checkpoint (no %s metadata)", CheckpointFile, dir, stateKey)
+	}
+	var st runState
+	if err := json.Unmarshal([]byte(raw), &st); err != nil {
+		return nil, nil, fmt.Errorf("seqtrain: checkpoint state in %s: %w", dir, err)
+	}
+	return &st, ts, nil
+}
+
+// ReadState returns the task name, configuration and round of the
+// checkpoint in dir.
+func ReadState(dir string) (task string, cfg Config, round int, err error) {
+	st, _, err := readCheckpoint(dir)
+	if err != nil {
+		return "", Config{}, 0, err
+	}
+	return st.Task, st.Config, st.Round, nil
+}
+
+// Load rebuilds the trainer of the checkpoint in dir for task (model as
+// for New: the same network the run was trained with).
+func Load(dir string, task Task, model ModelFunc) (*Trainer, error) {
+	t, _, err := load(dir, task, model)
+	return t, err
+}
+
+func load(dir string, task Task, model ModelFunc) (*Trainer, *runState, error) {
+	st, ts, err := readCheckpoint(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := New(task, st.Config, model)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, ag := range t.agents() {
+		ps := append(append([]*nn.Param(nil), ag.a.Model.Params()...), ag.a.LogZ)
+		if err := nn.LoadParams(ag.name+".", ps, ts); err != nil {
+			return nil, nil, fmt.Errorf("seqtrain: %w", err)
+		}
+		if err := ag.a.Opt.LoadState(ag.name+".optim.", ts); err != nil {
+			return nil, nil, fmt.Errorf("seqtrain: %w", err)
+		}
+	}
+	if err := t.src.UnmarshalBinary(st.RNG); err != nil {
+		return nil, nil, fmt.Errorf("seqtrain: checkpoint random stream: %w", err)
+	}
+	t.Round, t.RewardCalls, t.seenModes = st.Round, st.RewardCalls, st.SeenModes
+	byName := map[string]safetensors.Tensor{}
+	for _, x := range ts {
+		byName[x.Name] = x
+	}
+	bad := func(what string) error {
+		return fmt.Errorf("seqtrain: the checkpoint in %s has no valid %s", dir, what)
+	}
+	keys, err1 := byName["seen.key"].Int64s()
+	lr, err2 := byName["seen.log_r"].Float64s()
+	if err1 != nil || err2 != nil || len(keys) != len(lr) {
+		return nil, nil, bad("set of seen objects")
+	}
+	for i, k := range keys {
+		t.seen[uint64(k)] = lr[i]
+		t.seenOrder = append(t.seenOrder, uint64(k))
+	}
+	if buf := t.buffer(); buf != nil {
+		w := t.Env.StateLen()
+		xs, err1 := byName["buffer.x"].Int64s()
+		bk, err2 := byName["buffer.key"].Int64s()
+		blr, err3 := byName["buffer.log_r"].Float64s()
+		pr, err4 := byName["buffer.priority"].Float64s()
+		if err1 != nil || err2 != nil || err3 != nil || err4 != nil || len(xs) != len(bk)*w || len(blr) != len(bk) || len(pr) != len(bk) {
+			return nil, nil, bad("replay buffer")
+		}
+		x := make([]int32, w)
+		for i := range bk {
+			for j := range w {
+				x[j] = int32(xs[i*w+j])
+			}
+			buf.Set(uint64(bk[i]), x, blr[i], pr[i])
+		}
+	}
+	return t, st, nil
+}
+
+// Resume continues the run whose checkpoint is in dir, writing into
+// opt.OutDir (dir if empty), with the run's own evaluation and checkpoint
+// settings (opt's are ignored but for OutDir and the progress bar). A run
+// resumed from a periodic checkpoint ends with the same parameters and
+// metrics as one never interrupted (wall-clock columns aside).
+func Resume(ctx context.Context, dir string, task Task, model ModelFunc, opt RunOptions) (*Result, error) {
+	t, st, err := load(dir, task, model)
+	if err != nil {
+		return nil, err
+	}
+	if t.Done() && st.Failed == "" {
+		return nil, fmt.Errorf("seqtrain: the run in %s is finished (%d of %d rounds)", dir, t.Round, t.Cfg.Rounds)
+	}
+	if opt.OutDir == "" {
+		opt.OutDir = dir
+	}
+	opt.Task = st.Task
+	opt.EvalEvery, opt.EvalSamples, opt.CheckpointEvery, opt.NoFigures = st.EvalEvery, st.EvalSamples, st.CheckEvery, st.NoFigures
+	r, err := newRunner(ctx, t, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.evalSrc.UnmarshalBinary(st.EvalRNG); err != nil {
+		return nil, fmt.Errorf("seqtrain: checkpoint random stream: %w", err)
+	}
+	st.Resumed++
+	st.Failed = ""
+	r.st = *st
+	r.wallBefore = st.WallSeconds
+	r.start = time.Now()
+	return r.run()
+}

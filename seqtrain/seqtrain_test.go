@@ -1,0 +1,431 @@
+package seqtrain
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gfngo/gfn/discrete"
+	"github.com/gfngo/gfn/teacher"
+)
+
+// toyTask is a small enumerable task: sequences of L tokens over A
+// symbols, log R = β·(fraction of token 0) + a bump on two sequences,
+// which are the modes.
+type toyTask struct {
+	A, L int
+	nan  string // a sequence whose reward is NaN
+}
+
+func (k toyTask) Length() int { return k.L }
+func (k toyTask) Alphabet() []string {
+	return []string{"a", "b", "c", "d", "e"}[:k.A]
+}
+func (k toyTask) str(x []int32) string {
+	var b strings.Builder
+	for _, v := range x {
+		b.WriteString(k.Alphabet()[v])
+	}
+	return b.String()
+}
+func (k toyTask) logR(x []int32) float64 {
+	s := k.str(x)
+	if s == k.nan {
+		return math.NaN()
+	}
+	v := 0.0
+	for _, t := range x {
+		if t == 0 {
+			v += 2.0 / float64(k.L)
+		}
+	}
+	if k.IsMode(x) {
+		v += 3
+	}
+	return v
+}
+func (k toyTask) LogReward(xs []int32, n int, out []float64) error {
+	for b := range n {
+		out[b] = k.logR(xs[b*k.L : (b+1)*k.L])
+	}
+	return nil
+}
+func (k toyTask) IsMode(x []int32) bool {
+	s := k.str(x)
+	return s == strings.Repeat("b", k.L) || s == "c"+strings.Repeat("a", k.L-1)
+}
+func (k toyTask) NumModes() int { return 2 }
+
+// all enumerates every sequence.
+func (k toyTask) all() [][]int32 {
+	var out [][]int32
+	x := make([]int32, k.L)
+	var rec func(i int)
+	rec = func(i int) {
+		if i == k.L {
+			out = append(out, slices.Clone(x))
+			return
+		}
+		for c := range k.A {
+			x[i] = int32(c)
+			rec(i + 1)
+		}
+	}
+	rec(0)
+	return out
+}
+
+func (k toyTask) LogZ() (float64, bool) {
+	var s float64
+	for _, x := range k.all() {
+		s += math.Exp(k.logR(x))
+	}
+	return math.Log(s), true
+}
+
+func (k toyTask) TargetSamples(n int, rng *rand.Rand) ([]int32, error) {
+	all := k.all()
+	z, _ := k.LogZ()
+	var out []int32
+	for range n {
+		u := rng.Float64()
+		for i, x := range all {
+			u -= math.Exp(k.logR(x) - z)
+			if u <= 0 || i == len(all)-1 {
+				out = append(out, x...)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+func toyConfig(m Method) Config {
+	c := DefaultConfig()
+	c.Method = m
+	c.Rounds = 60
+	c.OnlineBatch, c.OfflineBatch = 8, 8
+	c.Buffer = 50
+	c.Policy = Policy{Kind: "mlp", Hidden: 16, Layers: 2}
+	c.Student = Optim{LR: 1e-3, LogZLR: 1e-1}
+	c.Teacher = Optim{LR: 1e-3, LogZLR: 1e-1}
+	c.Seed = 7
+	return c
+}
+
+func params(t *Trainer) []float32 {
+	var v []float32
+	for _, ag := range t.agents() {
+		for _, p := range ag.a.Opt.Params() {
+			v = append(v, p.Value...)
+		}
+	}
+	return v
+}
+
+func TestConfigValidateNamesValue(t *testing.T) {
+	for _, c := range []struct {
+		edit func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Method = "ppo" }, `method "ppo"`},
+		{func(c *Config) { c.Rounds = 0 }, "rounds 0"},
+		{func(c *Config) { c.Epsilon = 2 }, "epsilon 2"},
+		{func(c *Config) { c.Policy.Kind = "gnn" }, `policy "gnn"`},
+		{func(c *Config) { c.Schedule = "SSX" }, `"SSX"`},
+		{func(c *Config) { c.Teacher.LR = 0 }, "teacher learning rates 0"},
+		{func(c *Config) { c.MDP = "insert" }, `mdp "insert"`},
+	} {
+		cfg := DefaultConfig()
+		c.edit(&cfg)
+		err := cfg.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "seqtrain: ") {
+			t.Errorf("error %v, want one naming %s", err, c.want)
+		}
+	}
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTeacherSamplesEveryThirdRound checks the reference's schedule: the
+// Teacher draws the online batch when round mod 3 = 2.
+func TestTeacherSamplesEveryThirdRound(t *testing.T) {
+	tr, err := New(toyTask{A: 3, L: 3}, toyConfig(TeacherPRT), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range 9 {
+		it, err := tr.Iterate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := teacher.Student
+		if r%3 == 2 {
+			want = teacher.Teacher
+		}
+		// The offline batch needs 10 objects in the buffer.
+		if it.Sampler != want || it.Replayed != (tr.prt.Len() >= 10) {
+			t.Fatalf("round %d: sampler %c replayed %v with %d buffered, want %c", r, it.Sampler, it.Replayed, tr.prt.Len(), want)
+		}
+	}
+	if tr.RewardCalls != 9*8 {
+		t.Errorf("reward calls %d, want %d (online samples only)", tr.RewardCalls, 9*8)
+	}
+}
+
+// TestCappedLossHasNoGradient: with log Z far from every log R each δ² is
+// above the cap, the loss is exactly the cap and a step changes nothing.
+func TestCappedLossHasNoGradient(t *testing.T) {
+	cfg := toyConfig(TB)
+	cfg.LogZInit = 500
+	tr, err := New(toyTask{A: 3, L: 3}, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := params(tr)
+	it, err := tr.Iterate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it.StudentLoss != cfg.LossCap {
+		t.Errorf("loss %v, want the cap %v", it.StudentLoss, cfg.LossCap)
+	}
+	if !slices.Equal(before, params(tr)) {
+		t.Error("a step on capped losses changed the parameters")
+	}
+	// Below the cap the same step does change them.
+	cfg.LogZInit = 5
+	tr, _ = New(toyTask{A: 3, L: 3}, cfg, nil)
+	before = params(tr)
+	tr.Iterate()
+	if slices.Equal(before, params(tr)) {
+		t.Error("a step on uncapped losses changed nothing")
+	}
+}
+
+// TestPERPrioritiesAreStudentAdvantages recomputes, for an online batch,
+// the Student's residuals before its step and the priorities they give.
+func TestPERPrioritiesAreStudentAdvantages(t *testing.T) {
+	cfg := toyConfig(PER)
+	cfg.Buffer = 1000
+	task := toyTask{A: 3, L: 3}
+	tr, err := New(task, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Iterate() // fills the buffer
+	// Score the next online batch by hand: copy the trainer, run its
+	// sampler with the same stream state, and compute δ before the step.
+	ref, _ := New(task, cfg, nil)
+	ref.Iterate()
+	for i, p := range ref.Student.Opt.Params() {
+		if !slices.Equal(p.Value, tr.Student.Opt.Params()[i].Value) {
+			t.Fatal("same seed, different trainers")
+		}
+	}
+	if _, err := tr.Iterate(); err != nil {
+		t.Fatal(err)
+	}
+	// Replay the online half of the round on ref without its update.
+	ref.sampler.Forward(ref.Student.Model, cfg.OnlineBatch, samplingOptions(ref), ref.rng, &ref.tr)
+	logR := make([]float64, cfg.OnlineBatch)
+	ref.rewards(ref.tr.Final, cfg.OnlineBatch, logR)
+	ref.eval(ref.Student, logR)
+	w := ref.Env.StateLen()
+	prio := map[uint64]float64{}
+	tr.per.Each(func(key uint64, _ []int32, _, p float64) { prio[key] = p })
+	replayed := map[uint64]bool{}
+	for _, k := range tr.keys {
+		replayed[k] = true
+	}
+	checked := 0
+	for b := range cfg.OnlineBatch {
+		key := ref.Env.TerminalKey(ref.tr.Final[b*w : (b+1)*w])
+		if replayed[key] {
+			continue // its priority was refreshed by the replay step
+		}
+		d := ref.Student.delta[b]
+		wgt := 1.0
+		if d > 0 {
+			wgt = 20
+		}
+		want := math.Log(1.001 + wgt*min(d*d, 5000))
+		if got := prio[key]; math.Abs(got-want) > 1e-9*math.Max(1, want) {
+			t.Errorf("priority of %d: %v, want %v", key, got, want)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no online object was left unreplayed to check")
+	}
+}
+
+func samplingOptions(t *Trainer) discrete.SampleOptions {
+	return discrete.SampleOptions{Eps: t.Cfg.epsilon()}
+}
+
+// TestModesCountedOnce: on a task where every sequence is a mode the
+// count of modes seen equals the count of distinct online samples.
+func TestModesCountedOnce(t *testing.T) {
+	task := allModes{toyTask{A: 2, L: 3}}
+	cfg := toyConfig(Eps)
+	cfg.Epsilon = 0.5
+	tr, err := New(task, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		tr.Iterate()
+	}
+	if tr.SeenModes() != tr.Seen() || tr.Seen() != 8 {
+		t.Errorf("modes seen %d, distinct seen %d, want both 8 (every string of 2 tokens, length 3)", tr.SeenModes(), tr.Seen())
+	}
+}
+
+type allModes struct{ toyTask }
+
+func (allModes) IsMode([]int32) bool { return true }
+
+// TestTrainsTowardsTarget: on-policy TB on the toy task brings the
+// importance-sampled log Z estimate, the ELBO and the EUBO within a few
+// tenths of the true log Z (the bounds from both sides).
+func TestTrainsTowardsTarget(t *testing.T) {
+	task := toyTask{A: 3, L: 3}
+	cfg := toyConfig(TeacherPER)
+	cfg.Rounds = 400
+	cfg.OnlineBatch, cfg.OfflineBatch = 16, 16
+	cfg.Student = Optim{LR: 3e-3, LogZLR: 1e-1}
+	res, err := Run(context.Background(), task, cfg, nil, RunOptions{EvalEvery: 100, EvalSamples: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, _ := task.LogZ()
+	m := res.Summary.Final
+	if m.ELBO > z+1e-9 || m.EUBO < z-0.05 {
+		t.Errorf("ELBO %v and EUBO %v must bound log Z %v", m.ELBO, m.EUBO, z)
+	}
+	if z-m.ELBO > 0.3 || m.EUBO-z > 0.3 || m.LogZErr > 0.1 {
+		t.Errorf("after %d rounds: ELBO %v, EUBO %v, estimate error %v for log Z %v", cfg.Rounds, m.ELBO, m.EUBO, m.LogZErr, z)
+	}
+	if m.ModesSeen != 2 {
+		t.Errorf("modes seen %d, want both", m.ModesSeen)
+	}
+	if len(res.Curve) != 4 || res.Curve[0].Round != 100 || res.Curve[3].Round != 399 {
+		t.Errorf("curve rounds %v", res.Curve)
+	}
+}
+
+// TestResumeIsBitIdentical stops runs at a periodic checkpoint, resumes
+// them, and compares everything with uninterrupted runs.
+func TestResumeIsBitIdentical(t *testing.T) {
+	for _, m := range []Method{PRT, TeacherPER} {
+		t.Run(string(m), func(t *testing.T) {
+			task := toyTask{A: 3, L: 3}
+			cfg := toyConfig(m)
+			opt := RunOptions{EvalEvery: 10, EvalSamples: 64, NoFigures: true}
+			a := opt
+			a.OutDir = t.TempDir()
+			full, err := Run(context.Background(), task, cfg, nil, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := opt
+			b.OutDir, b.CheckpointEvery = t.TempDir(), 25
+			stop := errors.New("stop")
+			b.afterCheckpoint = func(round int) error { return stop }
+			if _, err := Run(context.Background(), task, cfg, nil, b); !errors.Is(err, stop) {
+				t.Fatalf("interrupted run: %v", err)
+			}
+			res, err := Resume(context.Background(), b.OutDir, task, nil, RunOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(params(full.Trainer), params(res.Trainer)) {
+				t.Error("parameters differ after resuming")
+			}
+			if len(full.Curve) != len(res.Curve) {
+				t.Fatalf("curves of %d and %d points", len(full.Curve), len(res.Curve))
+			}
+			for i := range full.Curve {
+				p, q := full.Curve[i], res.Curve[i]
+				p.WallSeconds, q.WallSeconds = 0, 0
+				if !samePoint(p, q) {
+					t.Errorf("point %d: %+v, resumed %+v", i, p, q)
+				}
+			}
+			if res.Summary.Resumed != 1 {
+				t.Errorf("resumed %d, want 1", res.Summary.Resumed)
+			}
+			for _, f := range []string{"metrics.csv", "summary.json", CheckpointFile, ConfigFile} {
+				if _, err := os.Stat(filepath.Join(b.OutDir, f)); err != nil {
+					t.Error(err)
+				}
+			}
+			if _, err := Resume(context.Background(), b.OutDir, task, nil, RunOptions{}); err == nil || !strings.Contains(err.Error(), "finished") {
+				t.Errorf("resuming a finished run: %v", err)
+			}
+		})
+	}
+}
+
+func samePoint(p, q Point) bool {
+	eq := func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
+	return p.Round == q.Round && p.RewardCalls == q.RewardCalls && eq(p.StudentLoss, q.StudentLoss) &&
+		eq(p.TeacherLoss, q.TeacherLoss) && p.ModesSeen == q.ModesSeen && p.ModesEval == q.ModesEval &&
+		eq(p.ELBO, q.ELBO) && eq(p.EUBO, q.EUBO) && eq(p.LogZEst, q.LogZEst) && eq(p.Pearson, q.Pearson) && eq(p.LogZ, q.LogZ)
+}
+
+// TestEvaluationDoesNotPerturbTraining: evaluations draw from their own
+// stream, so how often they run does not change the trained parameters.
+func TestEvaluationDoesNotPerturbTraining(t *testing.T) {
+	task := toyTask{A: 3, L: 3}
+	cfg := toyConfig(TeacherPRT)
+	a, err := Run(context.Background(), task, cfg, nil, RunOptions{EvalEvery: 5, EvalSamples: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(context.Background(), task, cfg, nil, RunOptions{EvalEvery: 1000, EvalSamples: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(params(a.Trainer), params(b.Trainer)) {
+		t.Error("evaluating more often changed the training")
+	}
+}
+
+// TestTeacherDoesNotChangeStudentInit: each agent has its own
+// initialisation stream.
+func TestTeacherDoesNotChangeStudentInit(t *testing.T) {
+	a, _ := New(toyTask{A: 3, L: 3}, toyConfig(PRT), nil)
+	b, _ := New(toyTask{A: 3, L: 3}, toyConfig(TeacherPRT), nil)
+	pa, pb := a.Student.Opt.Params(), b.Student.Opt.Params()
+	for i := range pa {
+		if !slices.Equal(pa[i].Value, pb[i].Value) {
+			t.Fatalf("parameter %s differs", pa[i].Name)
+		}
+	}
+}
+
+// TestNaNRewardStopsWithCheckpoint: a NaN log-reward stops the run with an
+// error naming the round and the sequence, after a checkpoint.
+func TestNaNRewardStopsWithCheckpoint(t *testing.T) {
+	task := toyTask{A: 2, L: 2, nan: "ab"}
+	cfg := toyConfig(Eps)
+	cfg.Epsilon = 1 // uniform: "ab" comes soon
+	dir := t.TempDir()
+	_, err := Run(context.Background(), task, cfg, nil, RunOptions{OutDir: dir, NoFigures: true})
+	var nf *NonFiniteError
+	if !errors.As(err, &nf) || !strings.Contains(err.Error(), `"ab"`) || !strings.Contains(err.Error(), "round ") {
+		t.Fatalf("error %v, want a NonFiniteError naming \"ab\"", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, CheckpointFile)); err != nil {
+		t.Errorf("no checkpoint after the failure: %v", err)
+	}
+}

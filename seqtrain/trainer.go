@@ -1,0 +1,373 @@
+package seqtrain
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/gfngo/gfn/discrete"
+	"github.com/gfngo/gfn/env/sequence"
+	"github.com/gfngo/gfn/nn"
+	"github.com/gfngo/gfn/replay"
+	"github.com/gfngo/gfn/ssr"
+	"github.com/gfngo/gfn/teacher"
+)
+
+// Task is a sequence-design problem: sequences of Length tokens, token i
+// printed as Alphabet()[i], with a log-reward. A user's own reward needs
+// only this; the optional Moder, Targeter and LogZer add metrics.
+type Task interface {
+	Length() int
+	Alphabet() []string
+	// LogReward writes log R of n sequences (rows of Length tokens); an
+	// error for a NaN, infinite or non-positive reward.
+	LogReward(xs []int32, n int, out []float64) error
+}
+
+// Moder is a Task with a set of modes: the trainer counts the distinct
+// modes among all online samples and among each evaluation's samples.
+type Moder interface {
+	IsMode(x []int32) bool
+	NumModes() int
+}
+
+// Targeter is a Task that can draw sequences from the target R/Z (exact
+// draws or a stored set): the evaluation's EUBO and correlation use them.
+type Targeter interface {
+	// TargetSamples returns n sequences (n rows of Length tokens), or an
+	// error if it cannot (a stored set smaller than n).
+	TargetSamples(n int, rng *rand.Rand) ([]int32, error)
+}
+
+// LogZer is a Task whose log Z is known.
+type LogZer interface {
+	LogZ() (float64, bool)
+}
+
+// ModelFunc builds an agent's policy network for env; prefix starts its
+// parameter names (the trainer passes "policy."; checkpoints put each
+// agent's tensors under "student." or "teacher.").
+type ModelFunc func(env discrete.Env, prefix string, rng *rand.Rand) (discrete.Model, error)
+
+// Agent is one GFlowNet: its policy, log Z and optimiser.
+type Agent struct {
+	Model discrete.Model
+	LogZ  *nn.Param
+	Opt   *nn.Adam
+	tb    discrete.TB
+	delta []float64 // residuals of the last step
+	gd    []float64 // their gradient weights (0 where the loss is capped)
+}
+
+func (a *Agent) policyParams() []*nn.Param { return a.Model.Params() }
+
+// Trainer runs the sequence reference loop. Create it with New.
+type Trainer struct {
+	Cfg     Config
+	Task    Task
+	Env     *sequence.Env
+	Student *Agent
+	Teacher *Agent // nil without a Teacher
+	// Round counts finished rounds; RewardCalls the reward evaluations of
+	// online samples (replays and evaluations call no reward).
+	Round, RewardCalls int
+
+	src *rand.PCG
+	rng *rand.Rand
+
+	// seen maps every object of an online batch to its log-reward (the
+	// reference's allXtoR), in first-seen order for checkpoints.
+	seen      map[uint64]float64
+	seenOrder []uint64
+	seenModes int
+	prt       *replay.Keyed[int32] // first-seen objects, priority log R
+	per       *replay.Keyed[int32] // online objects, priority the Student's advantage
+
+	sampler  discrete.Sampler
+	tr       discrete.Trajectories
+	logR     []float64
+	term     []float64
+	targets  []float64
+	xs       []int32
+	keys     []uint64
+	tokens   []int32
+	update   teacher.Update
+	stepLoss [2]float64
+}
+
+// Iteration reports one round.
+type Iteration struct {
+	Round       int
+	Sampler     teacher.Role // who drew the online batch
+	StudentLoss float64      // mean over the round's steps
+	TeacherLoss float64
+	Replayed    bool
+}
+
+// NonFiniteError reports a log-reward that is NaN or infinite (or a
+// reward that is not positive), naming the round and the sequence.
+type NonFiniteError struct {
+	Round int
+	Seq   string
+	Err   error
+}
+
+func (e *NonFiniteError) Error() string {
+	return fmt.Sprintf("seqtrain: round %d: reward of %s: %v", e.Round, e.Seq, e.Err)
+}
+
+func (e *NonFiniteError) Unwrap() error { return e.Err }
+
+// New builds a Trainer for task. model builds the policy networks; nil
+// means the one cfg.Policy names.
+func New(task Task, cfg Config, model ModelFunc) (*Trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	n, a := task.Length(), len(task.Alphabet())
+	var env *sequence.Env
+	var err error
+	if cfg.MDP == "append" {
+		env, err = sequence.NewAppend(a, n, task.LogReward)
+	} else {
+		env, err = sequence.NewPrependAppend(a, n, task.LogReward)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("seqtrain: %w", err)
+	}
+	if model == nil {
+		model = cfg.Policy.build
+	}
+	src := rand.NewPCG(cfg.Seed, 0x5e9)
+	t := &Trainer{Cfg: cfg, Task: task, Env: env, src: src, rng: rand.New(src), seen: make(map[uint64]float64)}
+	t.sampler.Env = env
+	// Each agent's initialisation has its own stream, so adding a Teacher
+	// does not change the Student's weights.
+	if t.Student, err = newAgent(env, cfg.Student, cfg, model, rand.New(rand.NewPCG(cfg.Seed, 1))); err != nil {
+		return nil, err
+	}
+	if cfg.Method.HasTeacher() {
+		if t.Teacher, err = newAgent(env, cfg.Teacher, cfg, model, rand.New(rand.NewPCG(cfg.Seed, 2))); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Method.Replays() {
+		if cfg.Method.ByLoss() {
+			t.per, _ = replay.NewKeyed[int32](cfg.Buffer, env.StateLen())
+		} else {
+			t.prt, _ = replay.NewKeyed[int32](cfg.Buffer, env.StateLen())
+		}
+	}
+	t.update = teacher.Update{
+		Delta:         func() float64 { return t.stepLoss[0] },
+		StudentGrad:   func() { t.grad(t.Student) },
+		StudentUpdate: func() { t.apply(t.Student) },
+	}
+	if t.Teacher != nil {
+		t.update.Targets = t.teacherTargets
+		t.update.TeacherStep = func() float64 {
+			l := t.eval(t.Teacher, t.targets)
+			t.grad(t.Teacher)
+			t.apply(t.Teacher)
+			return l
+		}
+	}
+	return t, nil
+}
+
+func newAgent(env discrete.Env, o Optim, cfg Config, model ModelFunc, rng *rand.Rand) (*Agent, error) {
+	m, err := model(env, "policy.", rng)
+	if err != nil {
+		return nil, err
+	}
+	logZ := nn.NewParam("logZ", 1)
+	logZ.Value[0] = float32(cfg.LogZInit)
+	return &Agent{Model: m, LogZ: logZ, Opt: nn.NewAdam(nn.Group{Params: m.Params(), LR: o.LR}, nn.Group{Params: []*nn.Param{logZ}, LR: o.LogZLR})}, nil
+}
+
+// build makes the policy network p names.
+func (p Policy) build(env discrete.Env, prefix string, rng *rand.Rand) (discrete.Model, error) {
+	switch p.Kind {
+	case "ssr":
+		return ssr.New(env, prefix, p.Hidden, p.Embed, rng), nil
+	case "mlp":
+		layers := p.Layers
+		if layers <= 0 {
+			layers = 2
+		}
+		hidden := make([]int, layers)
+		for i := range hidden {
+			hidden[i] = p.Hidden
+		}
+		return discrete.NewMLPModel(env, prefix, hidden, rng), nil
+	}
+	return nil, fmt.Errorf("seqtrain: policy %q is unknown (allowed: %v)", p.Kind, PolicyKinds)
+}
+
+// Done reports whether every round has run.
+func (t *Trainer) Done() bool { return t.Round >= t.Cfg.Rounds }
+
+// Seen is the number of distinct objects sampled online so far, and
+// SeenModes how many of them are modes (0 without a Moder).
+func (t *Trainer) Seen() int      { return len(t.seen) }
+func (t *Trainer) SeenModes() int { return t.seenModes }
+
+// Iterate runs one round: the online batch (Student or Teacher samples,
+// reward calls), a step of each agent on it, the buffers' update and, for
+// the replay methods, the offline batch with a step of each agent.
+func (t *Trainer) Iterate() (Iteration, error) {
+	cfg := t.Cfg
+	it := Iteration{Round: t.Round, Sampler: teacher.Student}
+	by := t.Student
+	if t.Teacher != nil && cfg.Schedule.Role(t.Round) == teacher.Teacher {
+		it.Sampler, by = teacher.Teacher, t.Teacher
+	}
+	n := cfg.OnlineBatch
+	t.sampler.Forward(by.Model, n, discrete.SampleOptions{Eps: cfg.epsilon()}, t.rng, &t.tr)
+	t.logR = grow(t.logR, n)
+	if err := t.rewards(t.tr.Final, n, t.logR); err != nil {
+		return it, err
+	}
+	t.RewardCalls += n
+	sl, tl := t.step(t.logR)
+	w := t.Env.StateLen()
+	for b := range n {
+		x := t.tr.Final[b*w : (b+1)*w]
+		key := t.Env.TerminalKey(x)
+		if _, ok := t.seen[key]; !ok {
+			t.seen[key] = t.logR[b]
+			t.seenOrder = append(t.seenOrder, key)
+			if m, ok := t.Task.(Moder); ok && m.IsMode(t.Env.Tokens(x)) {
+				t.seenModes++
+			}
+			if t.prt != nil {
+				t.prt.Set(key, x, t.logR[b], t.logR[b])
+			}
+		}
+		if t.per != nil {
+			t.per.Set(key, x, t.logR[b], teacher.Advantage(t.term[b]))
+		}
+	}
+	it.StudentLoss, it.TeacherLoss = sl, tl
+	if buf := t.buffer(); buf != nil && buf.Len() >= 10 {
+		m := cfg.OfflineBatch
+		t.xs, t.logR, t.keys = buf.SamplePortions(m, cfg.TopPercentile, t.rng, t.xs[:0], t.logR[:0], t.keys[:0])
+		t.sampler.Backward(t.xs, m, t.rng, &t.tr)
+		sl2, tl2 := t.step(t.logR)
+		if t.per != nil {
+			for b, key := range t.keys {
+				t.per.SetPriority(key, teacher.Advantage(t.term[b]))
+			}
+		}
+		it.StudentLoss, it.TeacherLoss = (sl+sl2)/2, (tl+tl2)/2
+		it.Replayed = true
+	}
+	t.Round++
+	return it, nil
+}
+
+func (t *Trainer) buffer() *replay.Keyed[int32] {
+	if t.per != nil {
+		return t.per
+	}
+	return t.prt
+}
+
+// rewards evaluates the log-rewards of n terminal states, naming the
+// sequence of an invalid one.
+func (t *Trainer) rewards(final []int32, n int, out []float64) error {
+	w, L := t.Env.StateLen(), t.Env.Length()
+	t.tokens = grow(t.tokens, n*L)
+	for b := range n {
+		copy(t.tokens[b*L:(b+1)*L], t.Env.Tokens(final[b*w:(b+1)*w]))
+	}
+	if err := t.Task.LogReward(t.tokens, n, out); err != nil {
+		return &NonFiniteError{Round: t.Round, Seq: "a batch", Err: err}
+	}
+	for b := range n {
+		if v := out[b]; math.IsNaN(v) || math.IsInf(v, 0) {
+			return &NonFiniteError{Round: t.Round, Seq: t.decode(t.tokens[b*L : (b+1)*L]),
+				Err: fmt.Errorf("log-reward %v", v)}
+		}
+	}
+	return nil
+}
+
+func (t *Trainer) decode(x []int32) string {
+	al := t.Task.Alphabet()
+	s := ""
+	for _, v := range x {
+		if int(v) >= 0 && int(v) < len(al) {
+			s += al[v]
+		} else {
+			s += "?"
+		}
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// step trains both agents on the batch in t.tr with log-rewards logR: the
+// Student's residuals first, the Teacher's targets from them, then the
+// two updates side by side. It leaves the Student's terms in t.term.
+func (t *Trainer) step(logR []float64) (studentLoss, teacherLoss float64) {
+	t.stepLoss[0] = t.eval(t.Student, logR)
+	n := t.tr.Len()
+	t.term = grow(t.term, n)
+	for b, d := range t.Student.delta[:n] {
+		t.term[b] = t.Cfg.Reward.Term(d)
+	}
+	return t.update.Run()
+}
+
+// teacherTargets writes the Teacher's log-rewards log R_T from the
+// Student's terms and the objects' log R.
+func (t *Trainer) teacherTargets() {
+	n := t.tr.Len()
+	t.targets = grow(t.targets, n)
+	for b := range n {
+		t.targets[b] = t.Cfg.Reward.LogReward(t.term[b], t.logR[b])
+	}
+}
+
+// eval computes agent a's residuals δ on t.tr for targets logR and its
+// loss mean min(δ², cap).
+func (t *Trainer) eval(a *Agent, logR []float64) float64 {
+	n := t.tr.Len()
+	a.delta, a.gd = grow(a.delta, n), grow(a.gd, n)
+	a.tb.Eval(t.Env, a.Model, a.LogZ, &t.tr, logR, a.delta)
+	var loss float64
+	for b, d := range a.delta[:n] {
+		d2 := d * d
+		if d2 <= t.Cfg.LossCap {
+			a.gd[b] = d
+		} else {
+			d2, a.gd[b] = t.Cfg.LossCap, 0 // a capped loss has no gradient
+		}
+		loss += d2
+	}
+	return loss / float64(n)
+}
+
+// grad accumulates the gradient of a's capped loss.
+func (t *Trainer) grad(a *Agent) {
+	nn.ZeroGrad(a.Opt.Params())
+	a.tb.Grad(t.Env, a.Model, a.LogZ, &t.tr, a.gd)
+}
+
+// apply clips the policy's gradient, steps Adam and floors log Z.
+func (t *Trainer) apply(a *Agent) {
+	if t.Cfg.ClipNorm > 0 {
+		nn.ClipGradNorm(a.policyParams(), t.Cfg.ClipNorm)
+	}
+	a.Opt.Step()
+	if z := float32(t.Cfg.LogZMin); a.LogZ.Value[0] < z {
+		a.LogZ.Value[0] = z
+	}
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
