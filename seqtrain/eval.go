@@ -93,7 +93,7 @@ func (e *Evaluator) Evaluate(t *Trainer, n int, targets []int32, rng *rand.Rand)
 	for done := 0; done < n; done += evalChunk {
 		k := min(evalChunk, n-done)
 		e.sampler.Forward(st.Model, k, discrete.SampleOptions{}, rng, &e.tr)
-		if err := e.score(t, k); err != nil {
+		if err := e.score(t, k, true); err != nil {
 			return m, err
 		}
 		for b := range k {
@@ -126,7 +126,7 @@ func (e *Evaluator) Evaluate(t *Trainer, n int, targets []int32, rng *rand.Rand)
 				env.SetTerminal(e.states[b*w:(b+1)*w], targets[(done+b)*L:(done+b+1)*L])
 			}
 			e.sampler.Backward(e.states, k, rng, &e.tr)
-			if err := e.score(t, k); err != nil {
+			if err := e.score(t, k, false); err != nil {
 				return m, err
 			}
 			for b := range k {
@@ -141,8 +141,11 @@ func (e *Evaluator) Evaluate(t *Trainer, n int, targets []int32, rng *rand.Rand)
 }
 
 // score writes the log-rewards and the Student's Σlog P_F of the k
-// trajectories in e.tr.
-func (e *Evaluator) score(t *Trainer, k int) error {
+// trajectories in e.tr. For the Student's own samples (sampled, no
+// exploration) the sampler's log-probabilities are that sum already — the
+// same softmax of the same logits, a third of an evaluation's network work
+// saved; backward trajectories need a forward pass.
+func (e *Evaluator) score(t *Trainer, k int, sampled bool) error {
 	env := t.Env
 	w, L := env.StateLen(), env.Length()
 	e.tokens = grow(e.tokens, k*L)
@@ -152,6 +155,10 @@ func (e *Evaluator) score(t *Trainer, k int) error {
 	e.logR, e.logPF = grow(e.logR, k), grow(e.logPF, k)
 	if err := t.Task.LogReward(e.tokens, k, e.logR); err != nil {
 		return &NonFiniteError{Round: t.Round, Seq: "an evaluation batch", Err: err}
+	}
+	if sampled {
+		copy(e.logPF, e.tr.LogPFBehaviour[:k])
+		return nil
 	}
 	e.tb.LogPF(env, t.Student.Model, &e.tr, e.logPF)
 	return nil

@@ -429,3 +429,31 @@ func TestNaNRewardStopsWithCheckpoint(t *testing.T) {
 		t.Errorf("no checkpoint after the failure: %v", err)
 	}
 }
+
+// TestSamplerLogPFIsTBLogPF: the evaluation takes Σlog P_F of the Student's
+// own samples from the sampler; it must agree with TB's recomputation.
+func TestSamplerLogPFIsTBLogPF(t *testing.T) {
+	for _, kind := range []string{"mlp", "ssr"} {
+		cfg := toyConfig(TB)
+		cfg.Policy = Policy{Kind: kind, Hidden: 16, Embed: 16, Layers: 2}
+		tr, err := New(toyTask{A: 3, L: 4}, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 10 {
+			tr.Iterate()
+		}
+		var s discrete.Sampler
+		var traj discrete.Trajectories
+		var tb discrete.TB
+		s.Env = tr.Env
+		s.Forward(tr.Student.Model, 64, discrete.SampleOptions{}, rand.New(rand.NewPCG(1, 1)), &traj)
+		got := make([]float64, 64)
+		tb.LogPF(tr.Env, tr.Student.Model, &traj, got)
+		for b, want := range traj.LogPFBehaviour {
+			if math.Abs(got[b]-want) > 1e-5*math.Max(1, math.Abs(want)) {
+				t.Errorf("%s: trajectory %d: TB log P_F %v, sampler %v", kind, b, got[b], want)
+			}
+		}
+	}
+}
