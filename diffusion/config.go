@@ -66,6 +66,10 @@ type Config struct {
 	// iteration.
 	Explore      float64 `json:"explore,omitempty"`
 	ExploreDecay int     `json:"explore_decay,omitempty"`
+	// ExploreAll applies the exploration to the Student batches of every
+	// method, not only eps (gfn-diffusion's commands pair --exploratory
+	// with its buffer, --both_ways).
+	ExploreAll bool `json:"explore_all,omitempty"`
 	// BufferCap is the replay buffer's capacity (PRT, PER, Teacher).
 	BufferCap int `json:"buffer_cap"`
 	// Reward is the Teacher's reward (and PER's priority): the log-of-log
@@ -180,9 +184,9 @@ func (c Config) priority() replay.Priority {
 }
 
 // explore returns the exploration std of iteration it (Student batches of
-// the eps method only).
+// the eps method, or of every method with ExploreAll).
 func (c Config) explore(it int) float64 {
-	if c.Method != MethodEps {
+	if c.Method != MethodEps && !c.ExploreAll {
 		return 0
 	}
 	if c.ExploreDecay > 0 {

@@ -36,3 +36,16 @@ func TestMilestonesFromTheEnd(t *testing.T) {
 		t.Error("a milestone before iteration 0 must be an error")
 	}
 }
+
+// TestExploreAll: exploration reaches the other methods' Student batches
+// only with ExploreAll, decayed the same way.
+func TestExploreAll(t *testing.T) {
+	c := Config{Method: MethodPRT, Explore: 0.2, ExploreDecay: 5000}
+	if c.explore(0) != 0 {
+		t.Errorf("prt explores without ExploreAll")
+	}
+	c.ExploreAll = true
+	if c.explore(0) != 0.2 || c.explore(2500) != 0.1 || c.explore(6000) != 0 {
+		t.Errorf("prt with ExploreAll: %v %v %v, want 0.2 0.1 0", c.explore(0), c.explore(2500), c.explore(6000))
+	}
+}
