@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,11 +41,7 @@ func TestBenchDiffusionQuickSmoke(t *testing.T) {
 		t.Skip("builds gfn and runs a dozen small trainings")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "gfn")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "../cmd/gfn")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := gfnBinary(t)
 	out := filepath.Join(dir, "bench")
 
 	// The Teacher run as --quick starts it, stopped after the checkpoint

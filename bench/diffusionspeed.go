@@ -86,6 +86,9 @@ func DiffusionSpeed(ctx context.Context, c DiffusionSpeedCase, o DiffusionSpeedO
 	}
 	cfg.Method, cfg.Seed = c.Method, o.Seed
 	cfg.Iterations = o.Warmup + o.Iterations
+	// The learning-rate milestones count from the end of a full run: a
+	// timing of a few iterations has none (they do not change its cost).
+	cfg.Milestones = nil
 	if o.Batch > 0 {
 		cfg.Batch = o.Batch
 	}

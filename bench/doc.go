@@ -5,4 +5,17 @@
 // RunDiffusion reproduce the paper's grid and diffusion tables as
 // resumable sets of gfn train runs, and write their results next to the
 // paper's numbers.
+//
+// RunBiochem reproduces the paper's biological and chemical discovery
+// experiments (§5.3: TFbind8, QM9str, sEHstr and L14-RNA1; on-policy TB,
+// ε-exploration, PRT, PER, Teacher + PRT and Teacher + PER; 5 seeds) as
+// one resumable set of gfn train runs, the cheap tasks first and seed by
+// seed within a task. The paper reports only curves, so there are no
+// numbers to set beside the results: WriteBiochemMarkdown tabulates each
+// method's final modes found, ELBO, EUBO and log Z error (mean ± std over
+// seeds) and checks the paper's statements about them as BiochemClaims,
+// each a mechanical comparison of means (or of mean ± std bands) with a
+// verdict of yes, no or not enough runs; BiochemFigure draws the paper's
+// figure (a row per task; modes, ELBO and EUBO against rounds with mean ±
+// std bands).
 package bench

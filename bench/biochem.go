@@ -1,0 +1,579 @@
+package bench
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gfngo/gfn/biochem"
+	"github.com/gfngo/gfn/safefile"
+	"github.com/gfngo/gfn/seqtrain"
+)
+
+// BiochemMethods are the methods of the paper's sequence-design figure in
+// its order (seqtrain.Methods): on-policy TB, ε-exploration, PRT, PER and
+// the Teacher with PRT and with PER. Tables and figures keep this order.
+var BiochemMethods = func() []string {
+	ms := make([]string, len(seqtrain.Methods))
+	for i, m := range seqtrain.Methods {
+		ms[i] = string(m)
+	}
+	return ms
+}()
+
+// BiochemTasks are the sequence-design tasks in the order they run: the
+// cheap ones (TFbind8 and L14-RNA1, width 128) first, then QM9str and
+// sEHstr (width 1,024).
+var BiochemTasks = []string{"tfbind8", "rna", "qm9str", "sehstr"}
+
+// biochemPaperOrder is the paper's order of the tasks (its figure's rows:
+// QM9, sEH, TFbind8, L14-RNA1), used by results.md and figure.png.
+var biochemPaperOrder = []string{"qm9str", "sehstr", "tfbind8", "rna"}
+
+// BiochemDefaultSeeds is the paper's number of runs per method and task.
+const BiochemDefaultSeeds = 5
+
+// BiochemCheckpointEvery is the default rounds between a run's
+// checkpoints: an interrupted sEHstr run (the longest) loses at most 100
+// of its 2,000 rounds.
+const BiochemCheckpointEvery = 100
+
+// quickEvalSamples is the evaluation size of a --quick run.
+const quickEvalSamples = 256
+
+// BiochemOptions shape a run of the sequence-design experiments.
+type BiochemOptions struct {
+	// Out is the root directory; the runs, logs and results go to
+	// Out/biochem (Dir).
+	Out string
+	// Tasks and Methods select the runs (nil: BiochemTasks and
+	// BiochemMethods). Their order does not matter: runs go in
+	// BiochemTasks order, results in BiochemMethods order.
+	Tasks, Methods []string
+	Seeds          int  // runs per method and task (0: BiochemDefaultSeeds)
+	Jobs           int  // concurrent runs (0: 1)
+	Quick          bool // a smoke run: 1/20 of each task's rounds, small evaluations
+	// CheckpointEvery is the rounds between a run's checkpoints (0: only
+	// at the end, so that an interrupted run starts again).
+	CheckpointEvery int
+	CollectOnly     bool // aggregate the finished runs, run nothing
+}
+
+// Dir is the directory of the runs and results.
+func (o BiochemOptions) Dir() string { return filepath.Join(o.Out, "biochem") }
+
+// BiochemJob is one training run.
+type BiochemJob struct {
+	Task, Method string
+	Seed         int
+	Dir          string
+	// Args are the gfn train arguments of a fresh start.
+	Args []string
+	// Rounds is the run's length, which a finished run must have.
+	Rounds int
+}
+
+// BiochemQuick returns the settings of a --quick run of a task with
+// settings s: 1/20 of its rounds, an evaluation every quarter of those,
+// and 256 evaluation samples.
+func BiochemQuick(s biochem.Settings) (rounds, evalEvery, evalSamples int) {
+	rounds = max(s.Rounds/20, 4)
+	return rounds, max(rounds/4, 1), quickEvalSamples
+}
+
+// validate checks the selection, naming a bad value and what is allowed.
+func (o BiochemOptions) validate() error {
+	for _, t := range o.Tasks {
+		if !slices.Contains(BiochemTasks, t) {
+			return fmt.Errorf("bench: task %q is unknown (allowed: %s)", t, strings.Join(BiochemTasks, ", "))
+		}
+	}
+	for _, m := range o.Methods {
+		if !slices.Contains(BiochemMethods, m) {
+			return fmt.Errorf("bench: method %q is unknown (allowed: %s)", m, strings.Join(BiochemMethods, ", "))
+		}
+	}
+	if o.Seeds < 0 || o.Jobs < 0 || o.CheckpointEvery < 0 {
+		return fmt.Errorf("bench: seeds %d, jobs %d and checkpoint-every %d must be >= 0", o.Seeds, o.Jobs, o.CheckpointEvery)
+	}
+	return nil
+}
+
+// methods returns the selected methods in BiochemMethods order.
+func (o BiochemOptions) methods() []string {
+	if len(o.Methods) == 0 {
+		return BiochemMethods
+	}
+	var ms []string
+	for _, m := range BiochemMethods {
+		if slices.Contains(o.Methods, m) {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
+// tasks returns the selected tasks in BiochemTasks order.
+func (o BiochemOptions) tasks() []string {
+	if len(o.Tasks) == 0 {
+		return BiochemTasks
+	}
+	var ts []string
+	for _, t := range BiochemTasks {
+		if slices.Contains(o.Tasks, t) {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// BiochemJobs lists the runs of o: task by task in BiochemTasks order (the cheap
+// tasks first), and within a task seed by seed, every method at a seed
+// before the next seed, so that an interrupted table has every method's
+// first seeds rather than all seeds of a few.
+func BiochemJobs(o BiochemOptions) ([]BiochemJob, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	seeds := o.Seeds
+	if seeds == 0 {
+		seeds = BiochemDefaultSeeds
+	}
+	var jobs []BiochemJob
+	for _, name := range o.tasks() {
+		task, err := biochem.Named(name)
+		if err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+		set := task.Settings()
+		rounds := set.Rounds
+		var quick []string
+		if o.Quick {
+			r, every, samples := BiochemQuick(set)
+			rounds = r
+			quick = []string{"--rounds", strconv.Itoa(r), "--eval-every", strconv.Itoa(every), "--eval-samples", strconv.Itoa(samples)}
+		}
+		for s := range seeds {
+			for _, m := range o.methods() {
+				dir := filepath.Join(o.Dir(), fmt.Sprintf("%s-%s-seed%d", name, m, s))
+				args := []string{"train", "--task", name, "--method", m, "--seed", strconv.Itoa(s), "--out", dir, "--quiet",
+					"--checkpoint-every", strconv.Itoa(o.CheckpointEvery)}
+				args = append(args, quick...)
+				jobs = append(jobs, BiochemJob{Task: name, Method: m, Seed: s, Dir: dir, Args: args, Rounds: rounds})
+			}
+		}
+	}
+	return jobs, nil
+}
+
+// Next says what the job's directory calls for and the gfn arguments
+// that do it: nothing for a finished run (summary.json), `train --resume`
+// for an interrupted one (a checkpoint and no summary: it continues where
+// the checkpoint left off, with the run's own settings), else the fresh
+// start's arguments.
+func (j BiochemJob) Next() (RunStatus, []string) {
+	if exists(filepath.Join(j.Dir, "summary.json")) {
+		return RunDone, nil
+	}
+	if exists(filepath.Join(j.Dir, seqtrain.CheckpointFile)) {
+		return RunResume, []string{"train", "--resume", j.Dir, "--quiet"}
+	}
+	return RunFresh, j.Args
+}
+
+// checkResume reports whether the checkpoint in the job's directory is a
+// run of this job (its task, method, seed and length), which resuming
+// would finish; a run of another length (a --quick run, say) must not be
+// continued into this table.
+func (j BiochemJob) checkResume() error {
+	task, cfg, round, err := seqtrain.ReadState(j.Dir)
+	if err != nil {
+		return fmt.Errorf("bench: %w (remove %s to start the run afresh)", err, j.Dir)
+	}
+	if task != j.Task || string(cfg.Method) != j.Method || cfg.Seed != uint64(j.Seed) || cfg.Rounds != j.Rounds {
+		return fmt.Errorf("bench: the checkpoint in %s (round %d) is of %s %s seed %d with %d rounds, but the run wants %s %s seed %d with %d rounds (a --quick run? use another --out)",
+			j.Dir, round, task, cfg.Method, cfg.Seed, cfg.Rounds, j.Task, j.Method, j.Seed, j.Rounds)
+	}
+	return nil
+}
+
+// RunBiochem runs the unfinished jobs of o, o.Jobs at a time (those to
+// resume first), reporting progress to log, then aggregates every finished
+// run. A run that fails is reported in the error; the results of the
+// others are still returned.
+func RunBiochem(ctx context.Context, o BiochemOptions, run Runner, log io.Writer) ([]BiochemResult, error) {
+	jobs, err := BiochemJobs(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := safefile.CheckDir(o.Dir()); err != nil {
+		return nil, err
+	}
+	const name = "bench biochem"
+	if o.CollectOnly {
+		n := 0
+		for _, j := range jobs {
+			if st, _ := j.Next(); st == RunDone {
+				n++
+			}
+		}
+		fmt.Fprintf(log, "%s: %d of %d runs finished; collecting them only\n", name, n, len(jobs))
+		return CollectBiochem(jobs)
+	}
+	type pending struct {
+		j    BiochemJob
+		st   RunStatus
+		args []string
+	}
+	var todo []pending
+	done := 0
+	for _, j := range jobs {
+		st, args := j.Next()
+		switch st {
+		case RunDone:
+			done++
+			continue
+		case RunResume:
+			if err := j.checkResume(); err != nil {
+				return nil, err
+			}
+		}
+		todo = append(todo, pending{j, st, args})
+	}
+	// Interrupted runs first: they are closest to finishing.
+	sort.SliceStable(todo, func(a, b int) bool { return todo[a].st == RunResume && todo[b].st != RunResume })
+	resumes := 0
+	for _, k := range todo {
+		if k.st == RunResume {
+			resumes++
+		}
+	}
+	lanes := max(o.Jobs, 1)
+	fmt.Fprintf(log, "%s: %d runs, %d already done, %d to resume, %d to start; %d at a time\n",
+		name, len(jobs), done, resumes, len(todo)-resumes, lanes)
+	sem := make(chan struct{}, lanes)
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	for _, k := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			start := time.Now()
+			err := run(ctx, k.args)
+			mu.Lock()
+			defer mu.Unlock()
+			done++
+			what := fmt.Sprintf("%s %s seed %d", k.j.Task, k.j.Method, k.j.Seed)
+			if k.st == RunResume {
+				what += " (resumed)"
+			}
+			if err != nil {
+				if firstErr == nil && ctx.Err() == nil {
+					firstErr = fmt.Errorf("bench: %s: %w", what, err)
+				}
+				fmt.Fprintf(log, "[%d/%d] %s failed: %v\n", done, len(jobs), what, err)
+				return
+			}
+			fmt.Fprintf(log, "[%d/%d] %s done in %s\n", done, len(jobs), what, time.Since(start).Round(time.Second))
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	results, err := CollectBiochem(jobs)
+	if err != nil {
+		return nil, err
+	}
+	return results, firstErr
+}
+
+// BiochemResult is one finished run (a row of results.csv): its final
+// evaluation. Metrics a run did not compute are NaN.
+type BiochemResult struct {
+	Task, Method string
+	Seed         int
+	Rounds       int
+	RewardCalls  int
+	// ModesSeen counts the distinct modes among all samples drawn in
+	// training (of NumModes); ModesEval those among the final evaluation's.
+	ModesSeen, NumModes, ModesEval int
+	ELBO, EUBO                     float64
+	LogZEst, TrueLogZ, LogZErr     float64
+	Pearson                        float64
+	WallSeconds                    float64
+	MsPerRound                     float64 // training only, without evaluations
+}
+
+// CollectBiochem reads the summaries of the jobs that have finished. A
+// run of another task, method, seed or length than its job's (a --quick
+// run left in the same directory, say) is an error: it must not be
+// averaged in.
+func CollectBiochem(jobs []BiochemJob) ([]BiochemResult, error) {
+	var rs []BiochemResult
+	for _, j := range jobs {
+		path := filepath.Join(j.Dir, "summary.json")
+		b, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+		var s struct {
+			Task        string `json:"task"`
+			Method      string `json:"method"`
+			Seed        int    `json:"seed"`
+			Rounds      int    `json:"rounds"`
+			RewardCalls int    `json:"reward_calls"`
+			NumModes    int    `json:"num_modes"`
+			Final       struct {
+				ModesSeen int      `json:"modes_seen"`
+				ModesEval int      `json:"modes_eval"`
+				ELBO      *float64 `json:"elbo"`
+				LogZEst   *float64 `json:"log_z_est"`
+				LogZErr   *float64 `json:"log_z_err"`
+				EUBO      *float64 `json:"eubo"`
+				Pearson   *float64 `json:"pearson"`
+			} `json:"final"`
+			TrueLogZ    *float64 `json:"true_log_z"`
+			WallSeconds float64  `json:"wall_seconds"`
+			MsPerRound  float64  `json:"ms_per_round_mean"`
+		}
+		if err := json.Unmarshal(b, &s); err != nil {
+			return nil, fmt.Errorf("bench: %s: %w", path, err)
+		}
+		if s.Task != j.Task || s.Method != j.Method || s.Seed != j.Seed || s.Rounds != j.Rounds {
+			return nil, fmt.Errorf("bench: %s: a run of %s %s seed %d with %d rounds, but the table wants %s %s seed %d with %d (a --quick run? use another --out)",
+				path, s.Task, s.Method, s.Seed, s.Rounds, j.Task, j.Method, j.Seed, j.Rounds)
+		}
+		f := func(p *float64) float64 {
+			if p == nil {
+				return math.NaN()
+			}
+			return *p
+		}
+		fn := s.Final
+		rs = append(rs, BiochemResult{Task: j.Task, Method: j.Method, Seed: j.Seed, Rounds: s.Rounds, RewardCalls: s.RewardCalls,
+			ModesSeen: fn.ModesSeen, NumModes: s.NumModes, ModesEval: fn.ModesEval, ELBO: f(fn.ELBO), EUBO: f(fn.EUBO),
+			LogZEst: f(fn.LogZEst), TrueLogZ: f(s.TrueLogZ), LogZErr: f(fn.LogZErr), Pearson: f(fn.Pearson),
+			WallSeconds: s.WallSeconds, MsPerRound: s.MsPerRound})
+	}
+	return rs, nil
+}
+
+var biochemHeader = []string{"task", "method", "seed", "rounds", "reward_calls", "modes_seen", "num_modes", "modes_eval",
+	"elbo", "eubo", "log_z_est", "true_log_z", "log_z_err", "pearson", "wall_seconds", "ms_per_round"}
+
+// WriteBiochemCSV writes results.csv, one row per run (empty cells for
+// missing values).
+func WriteBiochemCSV(w io.Writer, rs []BiochemResult) error {
+	cw := csv.NewWriter(w)
+	cw.Write(biochemHeader)
+	f := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', 10, 64)
+	}
+	i := strconv.Itoa
+	for _, r := range rs {
+		cw.Write([]string{r.Task, r.Method, i(r.Seed), i(r.Rounds), i(r.RewardCalls), i(r.ModesSeen), i(r.NumModes), i(r.ModesEval),
+			f(r.ELBO), f(r.EUBO), f(r.LogZEst), f(r.TrueLogZ), f(r.LogZErr), f(r.Pearson), f(r.WallSeconds), f(r.MsPerRound)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// ReadBiochemCSV reads what WriteBiochemCSV wrote.
+func ReadBiochemCSV(r io.Reader) ([]BiochemResult, error) {
+	return readResults(r, biochemHeader, func(row []string, c *cells) BiochemResult {
+		return BiochemResult{Task: row[0], Method: row[1], Seed: c.int(row[2]), Rounds: c.int(row[3]), RewardCalls: c.int(row[4]),
+			ModesSeen: c.int(row[5]), NumModes: c.int(row[6]), ModesEval: c.int(row[7]), ELBO: c.float(row[8]), EUBO: c.float(row[9]),
+			LogZEst: c.float(row[10]), TrueLogZ: c.float(row[11]), LogZErr: c.float(row[12]), Pearson: c.float(row[13]),
+			WallSeconds: c.float(row[14]), MsPerRound: c.float(row[15])}
+	})
+}
+
+// BiochemReport says how the results were produced, for results.md.
+type BiochemReport struct {
+	Quick   bool
+	Jobs    int    // runs at a time
+	Command string // the command line that produced the results
+}
+
+// biochemMethodNames are the methods as the paper names them.
+var biochemMethodNames = map[string]string{
+	"tb": "TB", "eps": "ε-exploration", "prt": "PRT", "per": "PER", "teacher-prt": "Teacher + PRT", "teacher-per": "Teacher + PER",
+}
+
+// methodName is the paper's name of method m.
+func methodName(m string) string {
+	if n, ok := biochemMethodNames[m]; ok {
+		return n
+	}
+	return m
+}
+
+// byTaskMethod groups results by task and method.
+func byTaskMethod(rs []BiochemResult) map[string]map[string][]BiochemResult {
+	g := map[string]map[string][]BiochemResult{}
+	for _, r := range rs {
+		if g[r.Task] == nil {
+			g[r.Task] = map[string][]BiochemResult{}
+		}
+		g[r.Task][r.Method] = append(g[r.Task][r.Method], r)
+	}
+	return g
+}
+
+// orderedTasks lists the tasks of g in the paper's order, then any others
+// by name.
+func orderedTasks[T any](g map[string]T) []string {
+	var ts []string
+	for _, t := range biochemPaperOrder {
+		if _, ok := g[t]; ok {
+			ts = append(ts, t)
+		}
+	}
+	var rest []string
+	for t := range g {
+		if !slices.Contains(biochemPaperOrder, t) {
+			rest = append(rest, t)
+		}
+	}
+	sort.Strings(rest)
+	return append(ts, rest...)
+}
+
+// orderedMethods lists the methods of g in BiochemMethods order, then any
+// others by name.
+func orderedMethods[T any](g map[string]T) []string {
+	var ms []string
+	for _, m := range BiochemMethods {
+		if _, ok := g[m]; ok {
+			ms = append(ms, m)
+		}
+	}
+	var rest []string
+	for m := range g {
+		if !slices.Contains(BiochemMethods, m) {
+			rest = append(rest, m)
+		}
+	}
+	sort.Strings(rest)
+	return append(ms, rest...)
+}
+
+// values returns metric of each result, NaNs left out.
+func values(rs []BiochemResult, metric func(BiochemResult) float64) []float64 {
+	var v []float64
+	for _, r := range rs {
+		if x := metric(r); !math.IsNaN(x) {
+			v = append(v, x)
+		}
+	}
+	return v
+}
+
+// pmCell formats mean ± std of v, "–" when empty.
+func pmCell(v []float64, prec int) string {
+	if len(v) == 0 {
+		return "–"
+	}
+	m, s := meanStd(v)
+	return fmt.Sprintf("%.*f ± %.*f", prec, m, prec, s)
+}
+
+// WriteBiochemMarkdown writes results.md: per task (in the paper's order)
+// a table of the methods' mean ± population std over seeds of the final
+// modes found, ELBO, EUBO and log Z error, with the number of runs and
+// their wall times; then the paper's claims checked against these numbers
+// (CheckClaims with BiochemClaims), the run times and the command.
+func WriteBiochemMarkdown(w io.Writer, rep BiochemReport, rs []BiochemResult) {
+	g := byTaskMethod(rs)
+	tasks := orderedTasks(g)
+	fmt.Fprintln(w, "# gfn bench biochem")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Biological and chemical sequence design (the paper's §5.3 and its figure of training curves, "+
+		"fig:tfbind8_l14_rna1_metrics_over_rounds; the paper reports only curves, drawn here in figure.png). "+
+		"Mean ± population std over a method's runs (one per seed; \"runs\" counts them) of each run's final evaluation: "+
+		"modes found (distinct modes among all samples drawn in training), modes among the final evaluation's Student "+
+		"samples, ELBO (a lower bound of log Z: higher is better), EUBO (an upper bound: lower is better) and the error "+
+		"|log Z estimate − log Z| of the importance-sampled estimate.")
+	if rep.Quick {
+		fmt.Fprintln(w, "\n**Smoke run (--quick)**: 1/20 of each task's rounds and small evaluations; not comparable with the paper.")
+	}
+	for _, task := range tasks {
+		byM := g[task]
+		methods := orderedMethods(byM)
+		first := byM[methods[0]][0]
+		var about []string
+		if t, err := biochem.Named(task); err == nil {
+			about = append(about, fmt.Sprintf("length %d, %d tokens", t.Length(), len(t.Alphabet())))
+		}
+		if first.NumModes > 0 {
+			about = append(about, fmt.Sprintf("%d modes", first.NumModes))
+		}
+		if !math.IsNaN(first.TrueLogZ) {
+			about = append(about, fmt.Sprintf("log Z = %.4f", first.TrueLogZ))
+		}
+		about = append(about, fmt.Sprintf("%d rounds", first.Rounds))
+		fmt.Fprintf(w, "\n## %s (%s)\n\n", task, strings.Join(about, ", "))
+		fmt.Fprintln(w, "| method | runs | modes found | modes in final samples | ELBO | EUBO | log Z error | wall per run (mean) | ms per round (mean) |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+		for _, m := range methods {
+			got := byM[m]
+			wall, _ := meanStd(values(got, func(r BiochemResult) float64 { return r.WallSeconds }))
+			ms, _ := meanStd(values(got, func(r BiochemResult) float64 { return r.MsPerRound }))
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %.1f |\n", m, len(got),
+				pmCell(values(got, func(r BiochemResult) float64 { return float64(r.ModesSeen) }), 1),
+				pmCell(values(got, func(r BiochemResult) float64 { return float64(r.ModesEval) }), 1),
+				pmCell(values(got, func(r BiochemResult) float64 { return r.ELBO }), 3),
+				pmCell(values(got, func(r BiochemResult) float64 { return r.EUBO }), 3),
+				pmCell(values(got, func(r BiochemResult) float64 { return r.LogZErr }), 3),
+				fmtDuration(wall), ms)
+		}
+	}
+	writeClaims(w, CheckClaims(BiochemClaims, rs), tasks)
+	fmt.Fprintf(w, "\n## Run time\n\nSum of the runs' wall times (%d at a time, so the runs took about this sum / %d).\n\n",
+		max(rep.Jobs, 1), max(rep.Jobs, 1))
+	fmt.Fprintln(w, "| task | runs | wall per run (mean) | sum of wall times |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	var total float64
+	for _, task := range tasks {
+		var wall []float64
+		for _, m := range orderedMethods(g[task]) {
+			wall = append(wall, values(g[task][m], func(r BiochemResult) float64 { return r.WallSeconds })...)
+		}
+		var sum float64
+		for _, x := range wall {
+			sum += x
+		}
+		mean, _ := meanStd(wall)
+		total += sum
+		fmt.Fprintf(w, "| %s | %d | %s | %s |\n", task, len(wall), fmtDuration(mean), fmtDuration(sum))
+	}
+	fmt.Fprintf(w, "| all | %d | | %s |\n", len(rs), fmtDuration(total))
+	if rep.Command != "" {
+		fmt.Fprintf(w, "\nCommand:\n\n    %s\n", rep.Command)
+	}
+}

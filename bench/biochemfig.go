@@ -1,0 +1,160 @@
+package bench
+
+import (
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/gfngo/gfn/plot"
+)
+
+// seqCurve is the part of a sequence run's metrics.csv the figure plots.
+type seqCurve struct{ round, modes, elbo, eubo []float64 }
+
+// readSeqCurve reads the round, modes_seen, elbo and eubo columns of the
+// metrics.csv in dir (empty cells are NaN).
+func readSeqCurve(dir string) (seqCurve, error) {
+	path := filepath.Join(dir, "metrics.csv")
+	f, err := os.Open(path)
+	if err != nil {
+		return seqCurve{}, fmt.Errorf("bench: %w", err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 {
+		return seqCurve{}, fmt.Errorf("bench: %s: unreadable or empty (%v)", path, err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for _, k := range []string{"round", "modes_seen", "elbo", "eubo"} {
+		if _, ok := col[k]; !ok {
+			return seqCurve{}, fmt.Errorf("bench: %s has no %s column", path, k)
+		}
+	}
+	num := func(s string) float64 {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return math.NaN()
+		}
+		return v
+	}
+	var c seqCurve
+	for _, r := range rows[1:] {
+		if len(r) != len(rows[0]) {
+			return seqCurve{}, fmt.Errorf("bench: %s: a row of %d cells under a header of %d", path, len(r), len(rows[0]))
+		}
+		c.round = append(c.round, num(r[col["round"]]))
+		c.modes = append(c.modes, num(r[col["modes_seen"]]))
+		c.elbo = append(c.elbo, num(r[col["elbo"]]))
+		c.eubo = append(c.eubo, num(r[col["eubo"]]))
+	}
+	return c, nil
+}
+
+// seedBands returns the mean ± std over curves of each metric at the
+// rounds all curves share (the common prefix of their round columns:
+// the seeds of a task evaluate at the same rounds).
+func seedBands(curves []seqCurve) (rounds []float64, modes, elbo, eubo [2][]float64) {
+	n := len(curves[0].round)
+	for _, c := range curves[1:] {
+		k := 0
+		for k < min(n, len(c.round)) && c.round[k] == curves[0].round[k] {
+			k++
+		}
+		n = k
+	}
+	rounds = curves[0].round[:n]
+	band := func(get func(seqCurve) []float64) [2][]float64 {
+		mean, std := make([]float64, n), make([]float64, n)
+		v := make([]float64, 0, len(curves))
+		for i := range n {
+			v = v[:0]
+			for _, c := range curves {
+				if x := get(c)[i]; !math.IsNaN(x) {
+					v = append(v, x)
+				}
+			}
+			mean[i], std[i] = meanStd(v)
+		}
+		return [2][]float64{mean, std}
+	}
+	return rounds, band(func(c seqCurve) []float64 { return c.modes }),
+		band(func(c seqCurve) []float64 { return c.elbo }), band(func(c seqCurve) []float64 { return c.eubo })
+}
+
+// BiochemFigure draws the paper's sequence-design figure into path from
+// the finished jobs (those with a summary.json): one row per task (QM9,
+// sEH, TFbind8, L14-RNA1, as the paper), three panels — modes found in
+// training, ELBO and EUBO of the Student against rounds — and one curve
+// per method with its mean ± std band over seeds. Every panel lists the
+// methods in BiochemMethods order, so that a method has one colour in
+// every panel and every figure (a method without finished runs on a task
+// leaves its place and colour unused). It reports whether it wrote a figure: not when no job has
+// finished.
+func BiochemFigure(path string, jobs []BiochemJob) (bool, error) {
+	type key struct{ task, method string }
+	curves := map[key][]seqCurve{}
+	var methods []string
+	tasks := map[string]bool{}
+	for _, j := range jobs {
+		if !slices.Contains(methods, j.Method) {
+			methods = append(methods, j.Method)
+		}
+		if !exists(filepath.Join(j.Dir, "summary.json")) {
+			continue // not finished: its metrics.csv stops at its last checkpoint
+		}
+		c, err := readSeqCurve(j.Dir)
+		if err != nil {
+			return false, err
+		}
+		k := key{j.Task, j.Method}
+		curves[k] = append(curves[k], c)
+		tasks[j.Task] = true
+	}
+	if len(tasks) == 0 {
+		return false, nil
+	}
+	// Every method's place, selected or not: a method has the same colour
+	// in every figure.
+	methods = orderedMethods(setOf(append(methods, BiochemMethods...)))
+	var panels []plot.BandPanel
+	for _, task := range orderedTasks(tasks) {
+		var modes, elbo, eubo []plot.Band
+		for _, m := range methods {
+			cs := curves[key{task, m}]
+			if len(cs) == 0 {
+				// Keep the method's place, and so every later one's colour.
+				modes, elbo, eubo = append(modes, plot.Band{Name: m}), append(elbo, plot.Band{Name: m}), append(eubo, plot.Band{Name: m})
+				continue
+			}
+			x, mo, el, eu := seedBands(cs)
+			name := m
+			modes = append(modes, plot.Band{Name: name, X: x, Mean: mo[0], Std: mo[1]})
+			elbo = append(elbo, plot.Band{Name: name, X: x, Mean: el[0], Std: el[1]})
+			eubo = append(eubo, plot.Band{Name: name, X: x, Mean: eu[0], Std: eu[1]})
+		}
+		panels = append(panels,
+			plot.BandPanel{Title: task + ": modes found", XLabel: "round", YLabel: "modes", Bands: modes},
+			plot.BandPanel{Title: task + ": ELBO", XLabel: "round", YLabel: "ELBO", Bands: elbo},
+			plot.BandPanel{Title: task + ": EUBO", XLabel: "round", YLabel: "EUBO", Bands: eubo})
+	}
+	if err := plot.BandGrid(path, len(panels)/3, 3, panels); err != nil {
+		return false, fmt.Errorf("bench: %w", err)
+	}
+	return true, nil
+}
+
+// setOf returns the set of s.
+func setOf(s []string) map[string]bool {
+	m := make(map[string]bool, len(s))
+	for _, x := range s {
+		m[x] = true
+	}
+	return m
+}

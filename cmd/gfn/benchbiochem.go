@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gfngo/gfn/bench"
+	"github.com/gfngo/gfn/biochem"
+	"github.com/gfngo/gfn/safefile"
+)
+
+const benchBiochemSynopsis = `Run the paper's biological and chemical discovery experiments (§5.3, its figure of modes,
+ELBO and EUBO against training rounds): every task × method × seed as a separate gfn train
+process, --jobs at a time (each with GOMAXPROCS = cores / jobs unless GOMAXPROCS is set), into
+<out>/biochem/<task>-<method>-seed<S> with a log in <out>/biochem/logs. Runs go task by task,
+the cheap tasks first (tfbind8, rna, then qm9str, sehstr), and within a task seed by seed, so
+that a partial table has every method's first seeds. Resumable: a run with a summary.json is
+skipped, one with a checkpoint and no summary is continued with gfn train --resume, others
+start afresh. Then writes to <out>/biochem: results.csv (one row per run: its final modes
+found, ELBO, EUBO, log Z error, wall time, ...), results.md (per task, mean ± std over seeds of
+each method; the paper's claims checked from these numbers) and figure.png (one row per task;
+modes, ELBO and EUBO against rounds, mean ± std bands over seeds). Methods: tb (on-policy TB),
+eps (ε-exploration), prt, per (replay by reward, by loss), teacher-prt, teacher-per (the
+adaptive Teacher with either buffer).`
+
+func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("bench biochem", benchBiochemSynopsis)
+	tasks := fs.String("task", "all", "tasks: all, or a comma-separated list of "+strings.Join(bench.BiochemTasks, ", "))
+	methods := fs.String("methods", strings.Join(bench.BiochemMethods, ","), "comma-separated methods")
+	seeds := fs.Int("seeds", bench.BiochemDefaultSeeds, "runs per method and task, with seeds 0 to seeds-1")
+	jobs := fs.Int("jobs", 2, "runs at a time")
+	quick := fs.Bool("quick", false, "smoke run: 1/20 of each task's rounds, an evaluation every quarter of those, 256 evaluation samples")
+	out := fs.String("out", filepath.Join("runs", "bench-biochem"), "root output directory: the runs and results go to <out>/biochem")
+	ckEvery := fs.Int("checkpoint-every", bench.BiochemCheckpointEvery, "rounds between a run's checkpoints (0 = only at the end)")
+	collect := fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished")
+	if err := parse(fs, args, stdout); err != nil {
+		if errors.Is(err, errHelp) {
+			return nil
+		}
+		return err
+	}
+	if *seeds < 1 || *jobs < 1 || *ckEvery < 0 {
+		return usagef("seeds %d and jobs %d must be >= 1 and checkpoint-every %d >= 0", *seeds, *jobs, *ckEvery)
+	}
+	o := bench.BiochemOptions{Out: *out, Seeds: *seeds, Jobs: *jobs, Quick: *quick, CheckpointEvery: *ckEvery, CollectOnly: *collect}
+	if *tasks != "all" {
+		for _, k := range strings.Split(*tasks, ",") {
+			t, err := biochem.Named(strings.TrimSpace(k))
+			if err != nil || !slices.Contains(bench.BiochemTasks, t.Name()) {
+				return usagef("task %q is unknown (allowed: all, %s)", k, strings.Join(bench.BiochemTasks, ", "))
+			}
+			o.Tasks = append(o.Tasks, t.Name())
+		}
+	}
+	for _, m := range strings.Split(*methods, ",") {
+		m = strings.TrimSpace(m)
+		if !slices.Contains(bench.BiochemMethods, m) {
+			return usagef("method %q is unknown (allowed: %s)", m, strings.Join(bench.BiochemMethods, ", "))
+		}
+		o.Methods = append(o.Methods, m)
+	}
+	dir := o.Dir()
+	if err := safefile.CheckDir(dir); err != nil {
+		return usageError{err}
+	}
+	run, err := benchRunner(dir, *jobs)
+	if err != nil {
+		return err
+	}
+	results, runErr := bench.RunBiochem(ctx, o, run, stderr)
+	if results == nil && runErr != nil {
+		return runErr
+	}
+	if err := safefile.Write(filepath.Join(dir, "results.csv"), func(w io.Writer) error { return bench.WriteBiochemCSV(w, results) }); err != nil {
+		return err
+	}
+	var md strings.Builder
+	bench.WriteBiochemMarkdown(&md, bench.BiochemReport{Quick: *quick, Jobs: *jobs,
+		Command: strings.Join(append([]string{"gfn bench biochem"}, args...), " ")}, results)
+	if err := safefile.WriteBytes(filepath.Join(dir, "results.md"), []byte(md.String())); err != nil {
+		return err
+	}
+	all, err := bench.BiochemJobs(o)
+	if err != nil {
+		return err
+	}
+	drew, err := bench.BiochemFigure(filepath.Join(dir, "figure.png"), all)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, md.String())
+	files := "results.csv, results.md, figure.png"
+	if !drew {
+		files = "results.csv, results.md (no finished run: no figure)"
+	}
+	fmt.Fprintf(stdout, "\nwrote %s: %s\n", dir, files)
+	return runErr
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gfngo/gfn/bench"
+)
+
+// Bad input to gfn bench biochem stops before any work with a usage error
+// (exit status 2) naming the value.
+func TestBenchBiochemUsageErrors(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "bench")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--task", "chess"}, `task "chess" is unknown (allowed: all, tfbind8, rna, qm9str, sehstr)`},
+		{[]string{"--task", "tfbind8,qm9"}, `task "qm9" is unknown`},
+		{[]string{"--methods", "tb,teacher"}, `method "teacher" is unknown (allowed: tb, eps, prt, per, teacher-prt, teacher-per)`},
+		{[]string{"--methods", ""}, `method "" is unknown`},
+		{[]string{"--seeds", "0"}, "seeds 0 and jobs 2 must be >= 1"},
+		{[]string{"--jobs", "0"}, "seeds 5 and jobs 0 must be >= 1"},
+		{[]string{"--checkpoint-every", "-1"}, "checkpoint-every -1 >= 0"},
+		{[]string{"--task", "tfbind8", "extra"}, `unexpected argument "extra"`},
+	} {
+		_, _, err := runCLI(append([]string{"bench", "biochem", "--out", out}, c.args...)...)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want a usage error with %q", c.args, err, c.want)
+		}
+	}
+	if _, _, err := runCLI("bench", "sequence"); err == nil || !strings.Contains(err.Error(), "biochem") {
+		t.Errorf("unknown benchmark: %v does not list biochem", err)
+	}
+}
+
+// Every run of gfn bench biochem --quick is a valid gfn train command
+// line; here shortened to two rounds of small networks.
+func TestBenchBiochemJobsTrain(t *testing.T) {
+	o := bench.BiochemOptions{Out: t.TempDir(), Seeds: 1, Quick: true, Tasks: []string{"tfbind8"}}
+	jobs, err := bench.BiochemJobs(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var methods []string
+	for _, j := range jobs {
+		methods = append(methods, j.Method)
+		args := append(slices.Clone(j.Args), "--rounds", "2", "--eval-every", "1", "--eval-samples", "16", "--hidden", "8", "--embed", "8")
+		if _, stderr, err := runCLI(args...); err != nil {
+			t.Errorf("%s: %v\n%s", j.Method, err, stderr)
+		}
+	}
+	if !slices.Equal(methods, bench.BiochemMethods) {
+		t.Errorf("methods %q", methods)
+	}
+}
