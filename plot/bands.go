@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"strconv"
 
 	"github.com/gfngo/gfn/safefile"
 	gplot "gonum.org/v1/plot"
@@ -48,6 +49,7 @@ func BandGrid(path string, rows, cols int, panels []BandPanel) error {
 		p.Y.Label.Text = pn.YLabel
 		p.Legend.Top = true
 		p.Legend.Left = true
+		p.Y.Tick.Marker = distinctTicks{}
 		for k, b := range pn.Bands {
 			col := palette10[k%len(palette10)]
 			var line, lo, hi plotter.XYs
@@ -119,4 +121,30 @@ func reversed(xy plotter.XYs) plotter.XYs {
 		out[len(xy)-1-i] = p
 	}
 	return out
+}
+
+// distinctTicks is gonum's default ticker with labels given just enough
+// digits to tell them apart: on a narrow range (an EUBO between 11.5 and
+// 12.1) the default labels repeat ("12 12 12").
+type distinctTicks struct{}
+
+func (distinctTicks) Ticks(lo, hi float64) []gplot.Tick {
+	ts := gplot.DefaultTicks{}.Ticks(lo, hi)
+	for prec := 1; prec <= 10; prec++ {
+		seen := map[string]bool{}
+		ok := true
+		for i, t := range ts {
+			if t.Label == "" {
+				continue
+			}
+			l := strconv.FormatFloat(t.Value, 'g', prec, 64)
+			ok = ok && !seen[l]
+			seen[l] = true
+			ts[i].Label = l
+		}
+		if ok {
+			break
+		}
+	}
+	return ts
 }

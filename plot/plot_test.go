@@ -96,3 +96,21 @@ func TestBandGridWritesPNG(t *testing.T) {
 		t.Error("two panels in a 1×1 grid must be an error")
 	}
 }
+
+func TestDistinctTickLabels(t *testing.T) {
+	for _, r := range [][2]float64{{11.5, 12.1}, {0.1, 0.1004}, {-3, 2}, {100, 5000}} {
+		seen := map[string]bool{}
+		for _, tk := range (distinctTicks{}).Ticks(r[0], r[1]) {
+			if tk.Label == "" {
+				continue
+			}
+			if seen[tk.Label] {
+				t.Errorf("range %v: label %q repeats", r, tk.Label)
+			}
+			seen[tk.Label] = true
+		}
+		if len(seen) < 2 {
+			t.Errorf("range %v: %d labels", r, len(seen))
+		}
+	}
+}
