@@ -19,10 +19,11 @@ const (
 	MethodPRT     Method = "prt"     // TB with replay prioritised by log R (odd iterations replay)
 	MethodPER     Method = "per"     // TB with replay prioritised by the Teacher's advantage
 	MethodTeacher Method = "teacher" // Student + adaptive Teacher
+	MethodPIS     Method = "pis"     // path integral sampler: the loss backpropagated through the simulated SDE
 )
 
 // Methods lists the valid methods.
-var Methods = []Method{MethodTB, MethodEps, MethodPRT, MethodPER, MethodTeacher}
+var Methods = []Method{MethodTB, MethodEps, MethodPRT, MethodPER, MethodTeacher, MethodPIS}
 
 // Presets names the built-in configurations.
 var Presets = []string{"reference", "paper"}
@@ -118,6 +119,15 @@ func DefaultConfig() Config { c, _ := Preset("paper", "25gmm"); return c }
 // iteration 5,000 (Sendera et al.'s "TB + expl."), and the Teacher's
 // log-of-log reward with C = 19, α = 0.5 and the 90th-percentile
 // threshold.
+//
+// The pis method takes the preset's process, network, batch, iterations
+// and Student learning rate and schedule (log Z is unused): under
+// "paper" these are gfn-diffusion's PIS command (--mode_fwd pis
+// --lr_policy 1e-3 with its defaults: batch 300, 25,001 iterations,
+// T = 100, t_scale 5 on 25GMM and 1 on Manywell as its README's
+// Manywell commands set it, the PIS network, Adam without weight decay
+// or schedule; its --clipping clips the network's outputs to ±10⁴, which
+// is not applied here).
 func Preset(name, task string) (Config, error) {
 	if task != "25gmm" && task != "manywell" {
 		return Config{}, fmt.Errorf("diffusion: task %q has no preset (allowed: 25gmm, manywell)", task)
@@ -250,6 +260,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("diffusion: buffer capacity %d must be at least 1 for method %s", c.BufferCap, c.Method)
 	case !(c.Percentile >= 0 && c.Percentile <= 100):
 		return fmt.Errorf("diffusion: percentile %v must be in [0, 100]", c.Percentile)
+	case c.Method == MethodPIS && c.ExploreAll:
+		return fmt.Errorf("diffusion: method pis trains on its own reparameterised trajectories: no exploration (explore-all set)")
 	case c.LocalSearch && c.Method != MethodPER && c.Method != MethodTeacher:
 		return fmt.Errorf("diffusion: local search runs from the replay buffer: methods per and teacher only (got %s)", c.Method)
 	case c.LocalSearch && c.LSEvery < 1:

@@ -22,6 +22,20 @@
 // gradient) and log Z. All log-densities are exact Gaussians computed in
 // float64 from float32 states.
 //
+// The pis method is the path integral sampler (Zhang & Chen 2022) as
+// gfn-diffusion trains it (--mode_fwd pis): no log Z and no replay; each
+// iteration draws a batch of reparameterised trajectories
+// x_{i+1} = x_i + dt·u + √(dt·e^λ)·ε and minimises
+//
+//	L = 1/(n·d) · Σ_b [Σ log P_F − Σ log P_B − log R(x_T)]_b
+//
+// by differentiating through the simulation: through every state into the
+// next step's network input, the bridge terms and log R(x_T), whose
+// gradient the energy must provide (energy.Gradient). L·d is minus the
+// batch's ELBO, and its expected gradient is on-policy TB's; see PIS for
+// the adjoint sweep. Its samples are P_F trajectories, evaluated as every
+// other method's.
+//
 // The policy network is a parameter (the Policy interface; package timenet
 // has the reference code's two architectures), and the target is any
 // energy.Energy.

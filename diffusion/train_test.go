@@ -60,7 +60,7 @@ func TestStudentImproves(t *testing.T) {
 // resumed ends with the same parameters, metrics and samples as one never
 // interrupted, for every method (Teacher and buffer included).
 func TestResumeIsBitIdentical(t *testing.T) {
-	for _, m := range []Method{MethodTeacher, MethodPER, MethodEps} {
+	for _, m := range []Method{MethodTeacher, MethodPER, MethodEps, MethodPIS} {
 		cfg := smallConfig(m, 120)
 		full := t.TempDir()
 		o := quick

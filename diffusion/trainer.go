@@ -24,6 +24,7 @@ type Agent struct {
 	time []*nn.Param // the time encoder's parameters (t_model.*)
 
 	tb      TB
+	pis     PIS
 	sampler Sampler
 	batch   Batch // the agent's own backward trajectories (the Teacher's step)
 }
@@ -158,6 +159,9 @@ func New(e energy.Energy, cfg Config) (*Trainer, error) {
 			return nil, err
 		}
 	}
+	if _, ok := e.(energy.Gradient); !ok && cfg.Method == MethodPIS {
+		return nil, fmt.Errorf("diffusion: method pis differentiates log R, and %v has no gradient", e)
+	}
 	if cfg.LocalSearch {
 		if _, ok := e.(energy.Gradient); !ok {
 			return nil, fmt.Errorf("diffusion: local search needs the energy's gradient, and %v has none", e)
@@ -204,6 +208,9 @@ func (t *Trainer) checkFinite(x []float32, logR []float64) error {
 
 // Iterate runs one training iteration.
 func (t *Trainer) Iterate() (Iteration, error) {
+	if t.Cfg.Method == MethodPIS {
+		return t.iteratePIS()
+	}
 	cfg := t.Cfg
 	role := t.schedule.Role(t.Step)
 	it := Iteration{Role: role, TeacherLoss: math.NaN()}

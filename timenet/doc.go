@@ -49,6 +49,10 @@
 // writes a recorded step's rows where that one pass would put them, in
 // storage kept from one recording to the next.
 //
+// Backward gives the parameter gradients; BackwardInput also the gradient
+// with respect to the input states, which a loss differentiated through
+// a simulated trajectory (the path integral sampler's) needs.
+//
 // Parameters are float32 and named as the reference GFN module's
 // state_dict names them (t_model.…, s_model.…, joint_model.…), weights in
 // PyTorch's out×in layout in checkpoints (nn.ParamTensors), so that a

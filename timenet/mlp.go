@@ -82,7 +82,18 @@ func (n *mlp) Forward(x *nn.Matrix, t []float32) *nn.Matrix {
 	return n.out.forward(z, off)
 }
 
-func (n *mlp) Backward(dy *nn.Matrix) {
+func (n *mlp) Backward(dy *nn.Matrix) { n.backward(dy, nil) }
+
+func (n *mlp) BackwardInput(dy, dx *nn.Matrix) {
+	if dx == nil {
+		panic("timenet: BackwardInput with a nil input gradient")
+	}
+	n.backward(dy, dx)
+}
+
+// backward is Backward, also setting dx to the input gradient unless it is
+// nil.
+func (n *mlp) backward(dy, dx *nn.Matrix) {
 	checkGrad(dy, &n.out.y)
 	// g, the gradient of a layer's output, is in *a; its input gradient
 	// goes to *b, and the two swap.
@@ -110,7 +121,7 @@ func (n *mlp) Backward(dy *nn.Matrix) {
 	n.dTime.Resize(n.dBias.Rows, n.cfg.TimeEmb)
 	nn.MatMul(&n.dTime, &n.dBias, false, &wt, true, false)
 	n.t1.backward(n.t2.backward(&n.dTime, &n.t1.y, a), &n.feat, nil)
-	n.s1.backward(n.s2.backward(des, &n.s1.y, a), n.in, nil)
+	n.s1.backward(n.s2.backward(des, &n.s1.y, a), n.in, dx)
 }
 
 func (n *mlp) Record(rows int) { n.tape.start(rows) }

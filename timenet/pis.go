@@ -75,7 +75,18 @@ func (n *pis) Forward(x *nn.Matrix, t []float32) *nn.Matrix {
 	return n.out.forward(z, off)
 }
 
-func (n *pis) Backward(dy *nn.Matrix) {
+func (n *pis) Backward(dy *nn.Matrix) { n.backward(dy, nil) }
+
+func (n *pis) BackwardInput(dy, dx *nn.Matrix) {
+	if dx == nil {
+		panic("timenet: BackwardInput with a nil input gradient")
+	}
+	n.backward(dy, dx)
+}
+
+// backward is Backward, also setting dx to the input gradient unless it is
+// nil.
+func (n *pis) backward(dy, dx *nn.Matrix) {
 	checkGrad(dy, &n.out.y)
 	// g, the gradient of a layer's output, is in *a; its input gradient
 	// goes to *b, and the two swap.
@@ -95,7 +106,7 @@ func (n *pis) Backward(dy *nn.Matrix) {
 	}
 	w := view(n.dim, n.cfg.Hidden, n.sW.Value)
 	gw := view(n.dim, n.cfg.Hidden, n.sW.Grad)
-	n.s.backward(g, n.in, &w, &gw, &n.dBias, nil)
+	n.s.backward(g, n.in, &w, &gw, &n.dBias, dx)
 	// The per-block bias b + e_t: its block sums are the gradient of the
 	// broadcast sum s + t, for b and for e_t alike.
 	kernel.AddRows(n.sB.Grad, n.dBias.Data)

@@ -97,6 +97,13 @@ type Net interface {
 	// recent Forward's output (it may overwrite dy) and adds the parameter
 	// gradients to their Grad. No gradient with respect to x is computed.
 	Backward(dy *nn.Matrix)
+	// BackwardInput is Backward that also sets dx, resized to x.Rows×Dim(),
+	// to the gradient of the loss with respect to the most recent Forward's
+	// input x (every recorded row after a recording). The parameter
+	// gradients are Backward's, bit for bit. Differentiating through a
+	// simulated trajectory, whose next state depends on the network's
+	// output at the current one, needs it.
+	BackwardInput(dy, dx *nn.Matrix)
 	// Params lists the trainable parameters in the reference state_dict's
 	// order, named as its keys.
 	Params() []*nn.Param

@@ -1,0 +1,252 @@
+package diffusion
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gfngo/gfn/energy"
+	"github.com/gfngo/gfn/nn"
+	"github.com/gfngo/gfn/timenet"
+)
+
+// pisNet returns a small network whose zero-initialised output layer is
+// given U(±scale/√in) values, so that the drift depends on the state and
+// gradients reach every parameter.
+func pisNet(t *testing.T, cfg timenet.Config, dim int, scale float64, seed uint64) timenet.Net {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 5))
+	net, err := timenet.New(cfg, dim, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := net.Params()
+	for _, p := range ps[len(ps)-2:] {
+		bound := scale / math.Sqrt(float64(ps[len(ps)-2].Shape[0]))
+		for i := range p.Value {
+			p.Value[i] = float32((2*rng.Float64() - 1) * bound)
+		}
+	}
+	return net
+}
+
+// pisLoss is the PIS loss with the noises of the stream seed.
+func pisLoss(t *testing.T, proc Process, net timenet.Net, e energy.Gradient, n int, seed uint64) float64 {
+	var p PIS
+	var b Batch
+	loss, err := p.Eval(proc, net, e, n, rand.New(rand.NewPCG(seed, 1)), &b, make([]float64, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loss
+}
+
+// TestPISGradient checks the gradient of the PIS loss, backpropagated
+// through the simulated trajectories, against central finite differences
+// of the same loss with the same noises, on 25GMM with T = 5, for both
+// architectures and a fixed or learned variance. The loss is float32
+// arithmetic (states and network), whose rounding (about 1e-7 of the
+// loss) the difference quotient amplifies by 1/(2h): with h = 4e-3 and 64
+// trajectories the quotient carries about 2e-5 of noise and 1e-3 of
+// truncation error, hence a tolerance of 4e-3·(scale + |fd|) + 4e-5,
+// scale the RMS of the tensor's gradient (measured: at most half of it
+// over five seeds; an error in the adjoint shows as 100 times it).
+func TestPISGradient(t *testing.T) {
+	e := energy.GMM25{}
+	for _, tc := range []struct {
+		name    string
+		cfg     timenet.Config
+		learned bool
+	}{
+		{"pis", timenet.Config{Arch: timenet.PIS, Hidden: 8, Harmonics: 4}, false},
+		{"pis-learned-variance", timenet.Config{Arch: timenet.PIS, Hidden: 8, Harmonics: 4}, true},
+		{"reference", timenet.Config{Hidden: 8, Harmonics: 3}, false},
+	} {
+		proc := Process{Dim: 2, Steps: 5, Sigma2: 5, LearnedVariance: tc.learned, VarianceRange: 4}
+		net := pisNet(t, tc.cfg, 2, 2, 11)
+		const n, seed = 64, 21
+		var p PIS
+		var b Batch
+		ps := net.Params()
+		nn.ZeroGrad(ps)
+		logR := make([]float64, n)
+		loss, err := p.Eval(proc, net, e, n, rand.New(rand.NewPCG(seed, 1)), &b, logR)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Grad(proc, &b)
+		if l2 := pisLoss(t, proc, net, e, n, seed); l2 != loss {
+			t.Fatalf("%s: the loss is not a function of the seed: %v, %v", tc.name, loss, l2)
+		}
+		rng := rand.New(rand.NewPCG(3, 4))
+		var worst float64
+		for _, q := range ps {
+			var scale float64
+			for _, g := range q.Grad {
+				scale += float64(g) * float64(g)
+			}
+			scale = math.Sqrt(scale / float64(q.Len()))
+			if scale == 0 {
+				t.Errorf("%s: %s has a zero gradient", tc.name, q.Name)
+				continue
+			}
+			for _, i := range rng.Perm(q.Len())[:min(q.Len(), 3)] {
+				old := q.Value[i]
+				up, down := old+4e-3, old-4e-3
+				q.Value[i] = up
+				lp := pisLoss(t, proc, net, e, n, seed)
+				q.Value[i] = down
+				lm := pisLoss(t, proc, net, e, n, seed)
+				q.Value[i] = old
+				fd := (lp - lm) / float64(up-down)
+				g := float64(q.Grad[i])
+				tol := 4e-3*(scale+math.Abs(fd)) + 4e-5
+				worst = max(worst, math.Abs(fd-g)/tol)
+				if math.Abs(fd-g) > tol {
+					t.Errorf("%s: %s[%d]: gradient %.6g, finite difference %.6g (scale %.3g)", tc.name, q.Name, i, g, fd, scale)
+				}
+			}
+		}
+		t.Logf("%s: loss %.4f, largest error / tolerance %.3g", tc.name, loss, worst)
+	}
+}
+
+// TestPISZeroNetwork: with the untrained network (u = 0) the forward
+// policy is Brownian motion and P_B its bridge, so the loss is, sample by
+// sample, log N(x_T; 0, σ²·I) − log R(x_T) over n·d; and a constant drift
+// c shifts x_T by c, its control cost and the Gaussian term cancelling at
+// c = 0, so the gradient of the output bias's drift half is −mean ∇log R
+// over d, that of its variance half 0, and of every other parameter 0
+// (the zero output layer blocks them).
+func TestPISZeroNetwork(t *testing.T) {
+	e := energy.Manywell{}
+	d := e.Dim()
+	proc := Process{Dim: d, Steps: 20, Sigma2: 1}
+	net, err := timenet.New(timenet.Config{Arch: timenet.PIS, Hidden: 16}, d, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	var p PIS
+	var b Batch
+	logR := make([]float64, n)
+	nn.ZeroGrad(net.Params())
+	loss, err := p.Eval(proc, net, e, n, rand.New(rand.NewPCG(5, 6)), &b, logR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Grad(proc, &b)
+	x := b.Final()
+	grad := make([]float64, n*d)
+	if err := e.GradLogReward(x, make([]float64, n), grad); err != nil {
+		t.Fatal(err)
+	}
+	var want float64
+	wantBias := make([]float64, d)
+	for r := range n {
+		var q float64
+		for k := range d {
+			v := float64(x[r*d+k])
+			q += v*v/proc.Sigma2 + log2Pi + math.Log(proc.Sigma2)
+			wantBias[k] -= grad[r*d+k] / float64(n*d)
+		}
+		want += -q/2 - logR[r]
+	}
+	want /= float64(n * d)
+	if math.Abs(loss-want) > 1e-6*(1+math.Abs(want)) {
+		t.Errorf("loss %.10g, closed form %.10g", loss, want)
+	}
+	ps := net.Params()
+	bias := ps[len(ps)-1]
+	for k := range 2 * d {
+		w := 0.0
+		if k < d {
+			w = wantBias[k]
+		}
+		if g := float64(bias.Grad[k]); math.Abs(g-w) > 1e-5*(1+math.Abs(w)) {
+			t.Errorf("output bias %d: gradient %.8g, closed form %.8g", k, g, w)
+		}
+	}
+	for _, q := range ps[:len(ps)-2] {
+		for i, g := range q.Grad {
+			if g != 0 {
+				t.Fatalf("%s[%d]: gradient %v behind a zero output layer", q.Name, i, g)
+			}
+		}
+	}
+	t.Logf("loss %.6f (closed form %.6f)", loss, want)
+}
+
+// TestPISAllocations: a PIS step allocates nothing once its buffers have
+// grown.
+func TestPISAllocations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation count")
+	}
+	e := energy.GMM25{}
+	proc := Process{Dim: 2, Steps: 10, Sigma2: 5}
+	net := pisNet(t, timenet.Config{Arch: timenet.PIS, Hidden: 16}, 2, 1, 3)
+	var p PIS
+	var b Batch
+	logR := make([]float64, 32)
+	rng := rand.New(rand.NewPCG(1, 1))
+	step := func() {
+		if _, err := p.Eval(proc, net, e, 32, rng, &b, logR); err != nil {
+			t.Fatal(err)
+		}
+		p.Grad(proc, &b)
+	}
+	step()
+	if a := testing.AllocsPerRun(5, step); a != 0 {
+		t.Errorf("%v allocations per PIS step", a)
+	}
+}
+
+// noGradient is 25GMM without its gradient.
+type noGradient struct{ energy.Energy }
+
+// TestPISConfig: pis needs the energy's gradient and takes no exploration.
+func TestPISConfig(t *testing.T) {
+	cfg := smallConfig(MethodPIS, 10)
+	if _, err := New(noGradient{energy.GMM25{}}, cfg); err == nil || !strings.Contains(err.Error(), "gradient") {
+		t.Errorf("pis on an energy without a gradient: %v", err)
+	}
+	cfg.ExploreAll = true
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "pis") {
+		t.Errorf("pis with explore-all: %v", err)
+	}
+}
+
+// BenchmarkPIS times training iterations of the paper preset with the
+// pis method next to on-policy TB (batch 300, T = 100; the PIS network of
+// width 64 on 25GMM, 256 on Manywell): ns/op is one iteration.
+func BenchmarkPIS(b *testing.B) {
+	for _, task := range []string{"25gmm", "manywell"} {
+		for _, m := range []Method{MethodPIS, MethodTB} {
+			b.Run(task+"/"+string(m), func(b *testing.B) {
+				cfg, _ := Preset("paper", task)
+				cfg.Method, cfg.Iterations = m, 1<<30
+				var e energy.Energy = energy.GMM25{}
+				if task == "manywell" {
+					e = energy.Manywell{}
+				}
+				tr, err := New(e, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for range 2 {
+					if _, err := tr.Iterate(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ResetTimer()
+				for range b.N {
+					if _, err := tr.Iterate(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
