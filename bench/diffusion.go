@@ -38,6 +38,8 @@ var DiffusionMethods = map[string][]string{
 	"prt":              {"--method", "prt"},
 	"per":              {"--method", "per"},
 	"teacher":          {"--method", "teacher"},
+	"pis":              {"--method", "pis"},
+	"smc":              {"--method", "smc"},
 	"teacher-alpha0":   {"--method", "teacher", "--alpha", "0"},
 	"teacher-alpha0.5": {"--method", "teacher", "--alpha", "0.5"},
 	"per-ls":           {"--method", "per", "--ls"},
@@ -60,7 +62,7 @@ type DiffusionTable struct {
 // the paper's Table 2, its α appendix table and its local-search appendix
 // table (Manywell only in the paper; --tasks 25gmm,manywell adds 25GMM).
 var DiffusionTables = []DiffusionTable{
-	{"main", []string{"tb", "eps", "prt", "per", "teacher"}, DiffusionTasks, 5},
+	{"main", []string{"smc", "pis", "tb", "eps", "prt", "per", "teacher"}, DiffusionTasks, 5},
 	{"alpha", []string{"teacher-alpha0", "teacher-alpha0.5"}, DiffusionTasks, 5},
 	{"local-search", []string{"per-ls", "teacher-ls"}, []string{"manywell"}, 5},
 }
@@ -164,10 +166,14 @@ func (t DiffusionTable) Jobs(o DiffusionOptions) []DiffusionJob {
 				args = append(args, DiffusionMethods[m]...)
 				args = append(args, "--seed", strconv.Itoa(s), "--out", dir, "--quiet",
 					"--checkpoint-every", strconv.Itoa(diffusionCheckpointEvery))
-				if o.Quick {
+				its := iters
+				switch {
+				case m == "smc":
+					its = 0 // no training: seconds, and no iterations to count
+				case o.Quick:
 					args = append(args, quickDiffusionArgs...)
 				}
-				j := DiffusionJob{Task: task, Method: m, Seed: s, Dir: dir, Args: args, Iterations: iters}
+				j := DiffusionJob{Task: task, Method: m, Seed: s, Dir: dir, Args: args, Iterations: its}
 				// α = 0.5 is the presets' default: the main table's
 				// Teacher run is this run, bit for bit.
 				if t.Name == "alpha" && m == "teacher-alpha0.5" {

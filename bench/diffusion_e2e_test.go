@@ -106,6 +106,13 @@ func TestBenchDiffusionQuickSmoke(t *testing.T) {
 
 	// Every method's flags are a valid gfn train command line.
 	for name, flags := range DiffusionMethods {
+		if name == "smc" { // no training flags: its own
+			if out, err := exec.Command(bin, "train", "--task", "25gmm", "--method", "smc", "--particles", "64", "--temperatures", "4",
+				"--quiet", "--out", filepath.Join(dir, "m", name)).CombinedOutput(); err != nil {
+				t.Errorf("method smc: %v\n%s", err, out)
+			}
+			continue
+		}
 		args := append([]string{"train", "--task", "25gmm", "--iterations", "2", "--batch", "8", "--steps", "4", "--hidden", "8",
 			"--eval-every", "1", "--eval-samples", "50", "--final-samples", "50", "--quiet", "--out", filepath.Join(dir, "m", name)}, flags...)
 		if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {

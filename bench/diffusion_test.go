@@ -59,7 +59,7 @@ func TestDiffusionTablesUseKnownMethodsAndPaperNumbers(t *testing.T) {
 	paper := PaperDiffusion()
 	has := func(table, method, task string) bool {
 		return slices.ContainsFunc(paper, func(p PaperDiffusionRow) bool {
-			return p.Table == table && p.Method == method && p.Task == task && !p.Quoted
+			return p.Table == table && p.Method == method && p.Task == task
 		})
 	}
 	for _, tb := range DiffusionTables {
@@ -126,25 +126,28 @@ func TestDiffusionJobs(t *testing.T) {
 	main, _ := DiffusionTableByName("main")
 	out := t.TempDir()
 	jobs := main.Jobs(DiffusionOptions{Out: out})
-	if len(jobs) != 5*2*5 {
-		t.Fatalf("%d jobs, want 50 (5 methods × 2 tasks × 5 seeds)", len(jobs))
+	if len(jobs) != 7*2*5 {
+		t.Fatalf("%d jobs, want 70 (7 methods × 2 tasks × 5 seeds)", len(jobs))
 	}
-	j := jobs[0]
+	if j := jobs[0]; j.Method != "smc" || j.Iterations != 0 {
+		t.Errorf("first job %s with %d iterations, want smc with none", j.Method, j.Iterations)
+	}
+	j := jobs[2]
 	want := []string{"train", "--task", "25gmm", "--preset", "paper", "--method", "tb", "--seed", "0",
 		"--out", filepath.Join(out, "main", "25gmm-tb-seed0"), "--quiet", "--checkpoint-every", "500"}
 	if !slices.Equal(j.Args, want) || j.Iterations != 25001 {
 		t.Errorf("first job %q, %d iterations; want %q, 25001", j.Args, j.Iterations, want)
 	}
-	if jobs[10].Seed != 1 {
-		t.Errorf("jobs are not ordered seed first: job 10 is %+v", jobs[10])
+	if jobs[14].Seed != 1 || jobs[13].Seed != 0 {
+		t.Errorf("jobs are not ordered seed first: job 14 is %+v", jobs[14])
 	}
 	q := main.Jobs(DiffusionOptions{Out: out, Quick: true, Preset: "paper", Methods: []string{"teacher"}, Tasks: []string{"manywell"}})
 	if len(q) != 1 || !slices.Contains(q[0].Args, "--iterations") || !slices.Contains(q[0].Args, "paper") || q[0].Iterations != 40 {
 		t.Errorf("quick jobs %+v", q)
 	}
 	p := main.Jobs(DiffusionOptions{Out: out, Preset: "paper", Seeds: 1})
-	if p[0].Iterations != 25001 {
-		t.Errorf("paper preset: %d iterations, want 25001", p[0].Iterations)
+	if p[2].Iterations != 25001 {
+		t.Errorf("paper preset: %d iterations, want 25001", p[2].Iterations)
 	}
 	alpha, _ := DiffusionTableByName("alpha")
 	for _, j := range alpha.Jobs(DiffusionOptions{Out: out, Seeds: 1}) {
@@ -180,7 +183,8 @@ func fakeDiffusionRun(calls *atomic.Int32, ran chan<- []string) Runner {
 
 func TestRunDiffusionIsResumable(t *testing.T) {
 	tb, _ := DiffusionTableByName("main")
-	o := DiffusionOptions{Out: t.TempDir(), Jobs: 2, Quick: true, Tasks: []string{"25gmm"}}
+	o := DiffusionOptions{Out: t.TempDir(), Jobs: 2, Quick: true, Tasks: []string{"25gmm"},
+		Methods: []string{"tb", "eps", "prt", "per", "teacher"}}
 	jobs := tb.Jobs(o)
 	if len(jobs) != 5 {
 		t.Fatalf("%d quick jobs, want 5", len(jobs))

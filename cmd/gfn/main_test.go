@@ -56,6 +56,7 @@ func TestHelpGolden(t *testing.T) {
 		{"bench-speed-help", []string{"bench", "speed", "--help"}},
 		{"train-diffusion-help", []string{"train", "--task", "25gmm", "--help"}},
 		{"train-seq-help", []string{"train", "--task", "tfbind8", "--help"}},
+		{"train-smc-help", []string{"train", "--task", "manywell", "--method", "smc", "--help"}},
 		{"reward-help", []string{"reward", "--help"}},
 		{"bench-biochem-help", []string{"bench", "biochem", "--help"}},
 	} {
@@ -278,5 +279,37 @@ func TestSequenceTrainSampleReward(t *testing.T) {
 	// Resume of a finished run is refused; of the periodic checkpoint it continues.
 	if _, _, err := runCLI("train", "--resume", dir); err == nil || !strings.Contains(err.Error(), "finished") {
 		t.Errorf("resuming a finished run: %v", err)
+	}
+}
+
+// TestSMCRun runs the SMC baseline from the CLI: its summary holds the
+// log Z estimate (in the elbo and elbo_is keys, as bench diffusion reads
+// them), a W2 and the cost.
+func TestSMCRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "smc")
+	out, _, err := runCLI("train", "--task", "25gmm", "--method", "smc", "--particles", "500", "--temperatures", "32", "--out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "log Z estimate") || !strings.Contains(out, "gradient evaluations") {
+		t.Errorf("output:\n%s", out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Method    string
+		ELBOIS    float64 `json:"elbo_is"`
+		LogZ      float64 `json:"log_z"`
+		W2        *float64
+		GradEvals int `json:"grad_evals"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	// 25GMM's log Z is 0; 500 particles from a wide prior get within a few tenths.
+	if s.Method != "smc" || s.ELBOIS != s.LogZ || math.Abs(s.LogZ) > 0.5 || s.W2 == nil || *s.W2 <= 0 || s.GradEvals == 0 {
+		t.Errorf("summary %s", b)
 	}
 }
