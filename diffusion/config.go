@@ -59,7 +59,8 @@ type Config struct {
 	// Milestones are the iterations at which every learning rate is
 	// multiplied by Gamma (torch's MultiStepLR); a negative m counts from
 	// the end, Iterations−1+m, as the authors' code sets its milestones to
-	// epochs−6000 and epochs−2000 whatever the run's length.
+	// epochs−6000 and epochs−2000 whatever the run's length (in a run
+	// shorter than that they are never reached, as in torch).
 	Milestones []int   `json:"milestones,omitempty"`
 	Gamma      float64 `json:"gamma"`
 	// Explore is the exploration std f of the Student's on-policy batches
@@ -107,27 +108,21 @@ func DefaultConfig() Config { c, _ := Preset("paper", "25gmm"); return c }
 //     Fourier-feature MLP of width 256, σ² = 1, batch 500, 10,001
 //     iterations, buffer 50,000, schedule STSB, Student lr 10⁻³ / log Z
 //     0.1, Teacher 5·10⁻³ / 0.1 with its time encoder clipped to 0.1,
-//     weight decay 10⁻⁷, learning rates ×0.1 at 4,000 and 8,000;
+//     weight decay 10⁻⁷, learning rates ×0.1 at 6,000 and 2,000
+//     iterations before the end (4,000 and 8,000);
 //   - "paper": the paper's text where it differs: the PIS network of
 //     width 64 (25GMM) or 256 (Manywell), σ² = 5 on 25GMM, buffers 5,000
-//     / 20,000, the 3:1:2 ratio ("SSBSTB"), and "learning hyperparameters
-//     identical to Sendera et al." (gfn-diffusion's defaults): batch 300,
-//     25,001 iterations, log Z learning rate 10⁻², no weight decay and
-//     no learning-rate schedule.
+//     / 20,000, batch 300, 25,001 iterations ("identical to Sendera et
+//     al."), and the 3:1:2 ratio, which the released code runs as
+//     --adv_freq 3: the cycle STSBSB. The learning settings stay the
+//     released code's (its optimisers, weight decay and schedule are not
+//     options there, and only that code trains PER and the Teacher): the
+//     rates decay ×0.1 at iterations 19,000 and 23,000.
 //
 // Both use the eps method's exploration f = 0.2 decayed to 0 at
 // iteration 5,000 (Sendera et al.'s "TB + expl."), and the Teacher's
 // log-of-log reward with C = 19, α = 0.5 and the 90th-percentile
-// threshold.
-//
-// The pis method takes the preset's process, network, batch, iterations
-// and Student learning rate and schedule (log Z is unused): under
-// "paper" these are gfn-diffusion's PIS command (--mode_fwd pis
-// --lr_policy 1e-3 with its defaults: batch 300, 25,001 iterations,
-// T = 100, t_scale 5 on 25GMM and 1 on Manywell as its README's
-// Manywell commands set it, the PIS network, Adam without weight decay
-// or schedule; its --clipping clips the network's outputs to ±10⁴, which
-// is not applied here).
+// threshold. PresetFor adjusts a preset to a method.
 func Preset(name, task string) (Config, error) {
 	if task != "25gmm" && task != "manywell" {
 		return Config{}, fmt.Errorf("diffusion: task %q has no preset (allowed: 25gmm, manywell)", task)
@@ -152,15 +147,27 @@ func Preset(name, task string) (Config, error) {
 			c.Net.Hidden, c.Sigma2, c.BufferCap = 64, 5, 5000
 		}
 		c.Batch, c.Iterations = 300, 25001
-		// Sendera et al.'s learning settings: log Z lr 10⁻², no weight
-		// decay, no schedule (the Teacher keeps the reference's 5× policy
-		// rate and its clipping).
-		c.Student = Optim{LR: 1e-3, LogZLR: 1e-2}
-		c.Teacher = Optim{LR: 5e-3, LogZLR: 1e-2, ClipTime: 0.1}
-		c.Milestones = nil
-		c.TeacherSchedule = "SSBSTB"
+		c.TeacherSchedule = "STSBSB"
 	default:
 		return Config{}, fmt.Errorf("diffusion: preset %q is unknown (allowed: %v)", name, Presets)
+	}
+	return c, nil
+}
+
+// PresetFor is Preset for method m. The pis method keeps the preset's
+// process, network, batch and iterations but gfn-diffusion's learning
+// settings, where PIS comes from (--mode_fwd pis --lr_policy 1e-3: Adam
+// without weight decay or schedule; log Z is unused; its --clipping of
+// the network's outputs to ±10⁴ is not applied).
+func PresetFor(name, task string, m Method) (Config, error) {
+	c, err := Preset(name, task)
+	if err != nil {
+		return c, err
+	}
+	c.Method = m
+	if m == MethodPIS {
+		c.Student = Optim{LR: c.Student.LR, LogZLR: c.Student.LogZLR}
+		c.Milestones = nil
 	}
 	return c, nil
 }
@@ -210,7 +217,7 @@ func (c Config) explore(it int) float64 {
 func (c Config) lrScale(it int) float64 {
 	s := 1.0
 	for _, m := range c.milestones() {
-		if it >= m {
+		if m >= 0 && it >= m { // one before the start is never reached
 			s *= c.Gamma
 		}
 	}
@@ -277,8 +284,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("diffusion: schedule %q never replays the buffer of method %s", c.schedule(), c.Method)
 	}
 	for i, m := range c.milestones() {
-		if m < 0 || (i > 0 && m < c.milestones()[i-1]) {
-			return fmt.Errorf("diffusion: milestones %v must resolve to iterations >= 0 in increasing order (negative ones count from the end of %d iterations)", c.Milestones, c.Iterations)
+		if i > 0 && m < c.milestones()[i-1] {
+			return fmt.Errorf("diffusion: milestones %v must be in increasing order (negative ones count from the end of the run)", c.Milestones)
 		}
 	}
 	return nil

@@ -30,10 +30,18 @@ func TestMilestonesFromTheEnd(t *testing.T) {
 			t.Fatalf("iteration %d: absolute and relative milestones differ", it)
 		}
 	}
+	// In a run shorter than 6,000 iterations the milestones are never
+	// reached, as torch's MultiStepLR with negative milestones.
+	short := Config{Iterations: 400, Milestones: []int{-6000, -2000}, Gamma: 0.1}
+	for it := range 400 {
+		if short.lrScale(it) != 1 {
+			t.Fatalf("400 iterations, iteration %d: scale %v, want 1", it, short.lrScale(it))
+		}
+	}
 	bad := DefaultConfig()
-	bad.Milestones = []int{-30000}
+	bad.Milestones = []int{-2000, -6000}
 	if err := bad.Validate(); err == nil {
-		t.Error("a milestone before iteration 0 must be an error")
+		t.Error("decreasing milestones must be an error")
 	}
 }
 

@@ -64,7 +64,11 @@ func runTrainDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	if preset == "" {
 		preset = "paper"
 	}
-	d, err := diffusion.Preset(preset, taskName)
+	m := flagValue(args, "method")
+	if m == "" {
+		m = string(diffusion.MethodTeacher)
+	}
+	d, err := diffusion.PresetFor(preset, taskName, diffusion.Method(m))
 	if err != nil {
 		return usageError{err}
 	}
@@ -97,7 +101,7 @@ func runTrainDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.Float64Var(&d.Reward.C, "C", d.Reward.C, "extra weight C of under-sampled objects (delta > 0)")
 	fs.Float64Var(&d.Reward.Alpha, "alpha", d.Reward.Alpha, "weight alpha of log R in the Teacher reward")
 	fs.Float64Var(&d.Percentile, "percentile", d.Percentile, "percentile of the untrained Student's log R that fixes the threshold")
-	fs.StringVar(&d.Schedule, "schedule", d.Schedule, "cycle of S (Student), T (Teacher explores into the buffer) and B (replay); empty = STSB for teacher, SB for prt/per, S otherwise")
+	fs.StringVar(&d.Schedule, "schedule", d.Schedule, "cycle of S (Student), T (Teacher explores into the buffer) and B (replay); empty = the preset's for teacher (paper STSBSB, the 3:1:2 ratio as --adv_freq 3; reference STSB), SB for prt/per, S otherwise")
 	ratio := fs.String("ratio", "", "Student:Teacher:Buffer ratio such as 3:1:2 (the paper's), an alternative to --schedule")
 	fs.Uint64Var(&d.Seed, "seed", 0, "random seed; the same seed gives the same run")
 	out := fs.String("out", "", "output directory (default runs/<task>-<method>[-ls]-seed<seed>)")
