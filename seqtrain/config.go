@@ -96,7 +96,12 @@ type Config struct {
 	ClipNorm float64 `json:"clip_norm"`
 	// Reward is the Teacher's reward (the sequence form, C = 19, α = 0.5).
 	Reward teacher.Reward `json:"reward"`
-	Seed   uint64         `json:"seed"`
+	// LS is the back-and-forth local search of the online batch (off by
+	// default; the reference's TFbind8 appendix: 7 rounds of 3 steps).
+	// As in the reference, with local search the Student draws every
+	// online batch (the Teacher still trains on it).
+	LS   LocalSearch `json:"ls,omitzero"`
+	Seed uint64      `json:"seed"`
 }
 
 // DefaultConfig is the reference code's shared settings with the
@@ -188,6 +193,9 @@ func (c Config) Validate() error {
 		if !(o.o.LR > 0) || !(o.o.LogZLR > 0) {
 			return fmt.Errorf("seqtrain: %s learning rates %v (policy) and %v (log Z) must be > 0", o.name, o.o.LR, o.o.LogZLR)
 		}
+	}
+	if err := c.LS.validate(c.OnlineBatch); err != nil {
+		return err
 	}
 	if c.Method.HasTeacher() {
 		if err := c.Schedule.Validate(true, false); err != nil {

@@ -93,6 +93,7 @@ type Trainer struct {
 	tokens   []int32
 	update   teacher.Update
 	stepLoss [2]float64
+	ls       lsState
 }
 
 // Iteration reports one round.
@@ -219,14 +220,20 @@ func (t *Trainer) Iterate() (Iteration, error) {
 	cfg := t.Cfg
 	it := Iteration{Round: t.Round, Sampler: teacher.Student}
 	by := t.Student
-	if t.Teacher != nil && cfg.Schedule.Role(t.Round) == teacher.Teacher {
+	if t.Teacher != nil && cfg.LS.Rounds == 0 && cfg.Schedule.Role(t.Round) == teacher.Teacher {
 		it.Sampler, by = teacher.Teacher, t.Teacher
 	}
 	n := cfg.OnlineBatch
-	t.sampler.Forward(by.Model, n, discrete.SampleOptions{Eps: cfg.epsilon()}, t.rng, &t.tr)
-	t.logR = grow(t.logR, n)
-	if err := t.rewards(t.tr.Final, n, t.logR); err != nil {
-		return it, err
+	if cfg.LS.Rounds > 0 {
+		if err := t.localSearchBatch(); err != nil {
+			return it, err
+		}
+	} else {
+		t.sampler.Forward(by.Model, n, discrete.SampleOptions{Eps: cfg.epsilon()}, t.rng, &t.tr)
+		t.logR = grow(t.logR, n)
+		if err := t.rewards(t.tr.Final, n, t.logR); err != nil {
+			return it, err
+		}
 	}
 	t.RewardCalls += n
 	sl, tl := t.step(t.logR)

@@ -68,6 +68,10 @@ func runTrainSeq(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	treward := fs.String("teacher-reward", "reference", "Teacher reward form: reference (log of a log, the released code) or paper")
 	fs.Float64Var(&d.Reward.C, "C", d.Reward.C, "extra weight C of under-sampled objects (delta > 0)")
 	fs.Float64Var(&d.Reward.Alpha, "alpha", d.Reward.Alpha, "weight alpha of log R in the Teacher reward")
+	ls := fs.Bool("ls", false, "back-and-forth local search of the online batch (the reference's TFbind8 appendix: --ls-rounds 7, --ls-back 3)")
+	fs.IntVar(&d.LS.Rounds, "ls-rounds", 7, "local search: rounds of proposals per online batch (the batch must be a multiple of rounds+1)")
+	fs.IntVar(&d.LS.Back, "ls-back", 3, "local search: steps back and forth")
+	fs.BoolVar(&d.LS.Greedy, "ls-greedy", false, "local search: accept a proposal when its reward is higher (the paper's rule) instead of the code's Metropolis-Hastings coin")
 	schedule := fs.String("schedule", string(d.Schedule), "who draws each round's online batch: a cycle of S (Student) and T (Teacher)")
 	fs.Uint64Var(&d.Seed, "seed", 0, "random seed; the same seed gives the same run")
 	out := fs.String("out", "", "output directory (default runs/<task>-<method>-seed<seed>)")
@@ -103,6 +107,9 @@ func runTrainSeq(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	} else {
 		d.Method = seqtrain.Method(*method)
 		d.Schedule = teacher.Schedule(*schedule)
+		if !*ls {
+			d.LS = seqtrain.LocalSearch{}
+		}
 		switch *treward {
 		case "reference":
 			d.Reward.Form = teacher.Sequence
