@@ -40,6 +40,7 @@ var DiffusionMethods = map[string][]string{
 	"teacher":          {"--method", "teacher"},
 	"pis":              {"--method", "pis"},
 	"smc":              {"--method", "smc"},
+	"ggns":             {"--method", "ggns"},
 	"teacher-alpha0":   {"--method", "teacher", "--alpha", "0"},
 	"teacher-alpha0.5": {"--method", "teacher", "--alpha", "0.5"},
 	"per-ls":           {"--method", "per", "--ls"},
@@ -62,7 +63,7 @@ type DiffusionTable struct {
 // the paper's Table 2, its α appendix table and its local-search appendix
 // table (Manywell only in the paper; --tasks 25gmm,manywell adds 25GMM).
 var DiffusionTables = []DiffusionTable{
-	{"main", []string{"smc", "pis", "tb", "eps", "prt", "per", "teacher"}, DiffusionTasks, 5},
+	{"main", []string{"smc", "ggns", "pis", "tb", "eps", "prt", "per", "teacher"}, DiffusionTasks, 5},
 	{"alpha", []string{"teacher-alpha0", "teacher-alpha0.5"}, DiffusionTasks, 5},
 	{"local-search", []string{"per-ls", "teacher-ls"}, []string{"manywell"}, 5},
 }
@@ -168,7 +169,7 @@ func (t DiffusionTable) Jobs(o DiffusionOptions) []DiffusionJob {
 					"--checkpoint-every", strconv.Itoa(diffusionCheckpointEvery))
 				its := iters
 				switch {
-				case m == "smc":
+				case m == "smc" || m == "ggns":
 					its = 0 // no training: seconds, and no iterations to count
 				case o.Quick:
 					args = append(args, quickDiffusionArgs...)

@@ -106,6 +106,13 @@ func TestBenchDiffusionQuickSmoke(t *testing.T) {
 
 	// Every method's flags are a valid gfn train command line.
 	for name, flags := range DiffusionMethods {
+		if name == "ggns" {
+			if out, err := exec.Command(bin, "train", "--task", "25gmm", "--method", "ggns", "--live", "50",
+				"--quiet", "--out", filepath.Join(dir, "m", name)).CombinedOutput(); err != nil {
+				t.Errorf("method ggns: %v\n%s", err, out)
+			}
+			continue
+		}
 		if name == "smc" { // no training flags: its own
 			if out, err := exec.Command(bin, "train", "--task", "25gmm", "--method", "smc", "--particles", "64", "--temperatures", "4",
 				"--quiet", "--out", filepath.Join(dir, "m", name)).CombinedOutput(); err != nil {

@@ -126,28 +126,28 @@ func TestDiffusionJobs(t *testing.T) {
 	main, _ := DiffusionTableByName("main")
 	out := t.TempDir()
 	jobs := main.Jobs(DiffusionOptions{Out: out})
-	if len(jobs) != 7*2*5 {
-		t.Fatalf("%d jobs, want 70 (7 methods × 2 tasks × 5 seeds)", len(jobs))
+	if len(jobs) != 8*2*5 {
+		t.Fatalf("%d jobs, want 80 (8 methods × 2 tasks × 5 seeds)", len(jobs))
 	}
 	if j := jobs[0]; j.Method != "smc" || j.Iterations != 0 {
 		t.Errorf("first job %s with %d iterations, want smc with none", j.Method, j.Iterations)
 	}
-	j := jobs[2]
+	j := jobs[3]
 	want := []string{"train", "--task", "25gmm", "--preset", "paper", "--method", "tb", "--seed", "0",
 		"--out", filepath.Join(out, "main", "25gmm-tb-seed0"), "--quiet", "--checkpoint-every", "500"}
 	if !slices.Equal(j.Args, want) || j.Iterations != 25001 {
 		t.Errorf("first job %q, %d iterations; want %q, 25001", j.Args, j.Iterations, want)
 	}
-	if jobs[14].Seed != 1 || jobs[13].Seed != 0 {
-		t.Errorf("jobs are not ordered seed first: job 14 is %+v", jobs[14])
+	if jobs[16].Seed != 1 || jobs[15].Seed != 0 {
+		t.Errorf("jobs are not ordered seed first: job 16 is %+v", jobs[16])
 	}
 	q := main.Jobs(DiffusionOptions{Out: out, Quick: true, Preset: "paper", Methods: []string{"teacher"}, Tasks: []string{"manywell"}})
 	if len(q) != 1 || !slices.Contains(q[0].Args, "--iterations") || !slices.Contains(q[0].Args, "paper") || q[0].Iterations != 40 {
 		t.Errorf("quick jobs %+v", q)
 	}
 	p := main.Jobs(DiffusionOptions{Out: out, Preset: "paper", Seeds: 1})
-	if p[2].Iterations != 25001 {
-		t.Errorf("paper preset: %d iterations, want 25001", p[2].Iterations)
+	if p[3].Iterations != 25001 {
+		t.Errorf("paper preset: %d iterations, want 25001", p[3].Iterations)
 	}
 	alpha, _ := DiffusionTableByName("alpha")
 	for _, j := range alpha.Jobs(DiffusionOptions{Out: out, Seeds: 1}) {

@@ -44,8 +44,11 @@ func isDiffusionCheckpoint(dir string) bool {
 }
 
 func runTrainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if flagValue(args, "method") == "smc" {
+	switch flagValue(args, "method") {
+	case "smc":
 		return runTrainSMC(ctx, args, stdout, stderr)
+	case "ggns":
+		return runTrainGGNS(ctx, args, stdout, stderr)
 	}
 	taskName := flagValue(args, "task")
 	resume := flagValue(args, "resume")
@@ -75,7 +78,7 @@ func runTrainDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs := newFlagSet("train", "Train a diffusion sampler (a GFlowNet over R^d) on 25gmm (d = 2) or manywell (d = 32), with an\nadaptive Teacher by default. Defaults shown are the paper preset's on 25gmm (it reproduces the\npaper's table); --preset reference switches to the released code's settings. Writes\nmetrics.csv, summary.json, checkpoint.safetensors + config.json, samples.png and curves.png\nto --out.")
 	fs.String("task", taskName, "target: 25gmm or manywell (hypergrid: see gfn train --task hypergrid --help)")
 	fs.String("preset", preset, "settings: paper (the paper's text, which reproduces its table) or reference (the released code)")
-	method := fs.String("method", string(d.Method), "training method: tb, eps (exploration noise), prt, per, teacher, pis (path integral sampler: gradients through the trajectory), smc (sequential Monte Carlo, no training; see --method smc --help)")
+	method := fs.String("method", string(d.Method), "training method: tb, eps (exploration noise), prt, per, teacher, pis (path integral sampler: gradients through the trajectory), smc (sequential Monte Carlo) and ggns (gradient-guided nested sampling): no training, see --method smc --help")
 	fs.BoolVar(&d.LocalSearch, "ls", false, "MALA local search from the buffer every --ls-every iterations (per and teacher)")
 	fs.IntVar(&d.LSEvery, "ls-every", d.LSEvery, "iterations between local searches (on Student slots)")
 	fs.IntVar(&d.Iterations, "iterations", d.Iterations, "training iterations")

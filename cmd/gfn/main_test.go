@@ -57,6 +57,7 @@ func TestHelpGolden(t *testing.T) {
 		{"train-diffusion-help", []string{"train", "--task", "25gmm", "--help"}},
 		{"train-seq-help", []string{"train", "--task", "tfbind8", "--help"}},
 		{"train-smc-help", []string{"train", "--task", "manywell", "--method", "smc", "--help"}},
+		{"train-ggns-help", []string{"train", "--task", "25gmm", "--method", "ggns", "--help"}},
 		{"reward-help", []string{"reward", "--help"}},
 		{"bench-biochem-help", []string{"bench", "biochem", "--help"}},
 	} {

@@ -41,15 +41,18 @@ type smcSummary struct {
 	EUBO        *float64 `json:"eubo"`
 	W2          *float64 `json:"w2"`
 	LogZ        float64  `json:"log_z"`
+	LogZErr     *float64 `json:"log_z_err,omitempty"` // GGNS's own error estimate
 	TrueLogZ    *float64 `json:"true_log_z"`
 	Samples     int      `json:"eval_samples"`
 	WallSeconds float64  `json:"wall_seconds"`
 	EnergyEvals int      `json:"energy_evals"`
 	GradEvals   int      `json:"grad_evals"`
-	Particles   int      `json:"particles"`
-	Temps       int      `json:"temperatures"`
-	PriorVar    float64  `json:"prior_var"`
-	Kernel      string   `json:"kernel"`
+	Particles   int      `json:"particles,omitempty"`
+	Temps       int      `json:"temperatures,omitempty"`
+	PriorVar    float64  `json:"prior_var,omitempty"`
+	Kernel      string   `json:"kernel,omitempty"`
+	Live        int      `json:"live_points,omitempty"`
+	Box         string   `json:"prior_box,omitempty"`
 	Kernels     string   `json:"kernels"`
 	Notes       []string `json:"notes"`
 }
@@ -105,12 +108,19 @@ func runTrainSMC(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		PriorVar: res.Options.PriorVar, Kernel: res.Options.Kernel, Kernels: string(kernel.Name()),
 		Notes: []string{"SMC has no sampler density: elbo and elbo_is hold its log Z estimate (the paper gives one value for the three columns); no EUBO",
 			"w2: the equally weighted particles against as many exact samples"}}
+	return writeBaseline(e, s, res.Samples, *seed, dir, t0, stdout)
+}
+
+// writeBaseline completes the summary of a baseline sampler (true log Z,
+// W2 of its equally weighted samples against as many exact ones),
+// writes summary.json and prints it.
+func writeBaseline(e energy.Energy, s smcSummary, samples []float32, seed uint64, dir string, t0 time.Time, stdout io.Writer) error {
 	if lz, ok := e.(energy.LogZer); ok {
 		v := lz.LogZ()
 		s.TrueLogZ = &v
 	}
-	if exact := diffusion.ExactSamples(e, len(res.Samples)/e.Dim(), rand.New(rand.NewPCG(*seed, 0xe8ac7))); exact != nil {
-		w2, err := ot.W2(res.Samples, exact, e.Dim())
+	if exact := diffusion.ExactSamples(e, len(samples)/e.Dim(), rand.New(rand.NewPCG(seed, 0xe8ac7))); exact != nil {
+		w2, err := ot.W2(samples, exact, e.Dim())
 		if err != nil {
 			return err
 		}
