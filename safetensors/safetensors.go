@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"unicode/utf8"
 )
 
 // Tensor is one named array. Data holds the little-endian bytes.
@@ -97,6 +98,20 @@ func (t Tensor) Int64s() ([]int64, error) {
 	return v, nil
 }
 
+// byteSize is the number of bytes of a tensor of the given shape with
+// elements of size bytes; ok is false for a negative dimension or a size
+// beyond an int.
+func byteSize(size int, shape []int) (n int, ok bool) {
+	n = size
+	for _, s := range shape {
+		if s < 0 || s > 0 && n > math.MaxInt/s {
+			return 0, false
+		}
+		n *= s
+	}
+	return n, true
+}
+
 type entry struct {
 	DType   string `json:"dtype"`
 	Shape   []int  `json:"shape"`
@@ -107,6 +122,12 @@ type entry struct {
 func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 	header := map[string]any{}
 	if len(metadata) > 0 {
+		// JSON would silently replace invalid UTF-8 with U+FFFD.
+		for k, v := range metadata {
+			if !utf8.ValidString(k) || !utf8.ValidString(v) {
+				return fmt.Errorf("safetensors: metadata %q: %q is not valid UTF-8", k, v)
+			}
+		}
 		header["__metadata__"] = metadata
 	}
 	off := 0
@@ -115,13 +136,13 @@ func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 		if !ok {
 			return fmt.Errorf("safetensors: tensor %q: unknown dtype %q", t.Name, t.DType)
 		}
-		if t.Name == "" || t.Name == "__metadata__" {
+		if t.Name == "" || t.Name == "__metadata__" || !utf8.ValidString(t.Name) {
 			return fmt.Errorf("safetensors: invalid tensor name %q", t.Name)
 		}
 		if _, dup := header[t.Name]; dup {
 			return fmt.Errorf("safetensors: duplicate tensor name %q", t.Name)
 		}
-		if len(t.Data) != size*t.NumElements() {
+		if n, ok := byteSize(size, t.Shape); !ok || len(t.Data) != n {
 			return fmt.Errorf("safetensors: tensor %q: %d bytes for shape %v of %s", t.Name, len(t.Data), t.Shape, t.DType)
 		}
 		shape := t.Shape
@@ -156,7 +177,8 @@ func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 }
 
 // Read decodes a whole safetensors stream. Tensors are returned sorted by
-// their data offset (the order they were written in).
+// their data offset (the order they were written in; empty tensors, which
+// take no bytes, before the tensor at their offset, by name).
 func Read(r io.Reader) ([]Tensor, map[string]string, error) {
 	var n [8]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
@@ -166,9 +188,13 @@ func Read(r io.Reader) ([]Tensor, map[string]string, error) {
 	if hl > maxHeader {
 		return nil, nil, fmt.Errorf("safetensors: header of %d bytes is larger than the %d allowed", hl, maxHeader)
 	}
-	hj := make([]byte, hl)
-	if _, err := io.ReadFull(r, hj); err != nil {
+	// Read what is there rather than allocate what the length claims.
+	hj, err := io.ReadAll(io.LimitReader(r, int64(hl)))
+	if err != nil {
 		return nil, nil, fmt.Errorf("safetensors: reading header: %w", err)
+	}
+	if uint64(len(hj)) != hl {
+		return nil, nil, fmt.Errorf("safetensors: reading header: %w", io.ErrUnexpectedEOF)
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(bytes.TrimRight(hj, " "), &raw); err != nil {
@@ -193,7 +219,8 @@ func Read(r io.Reader) ([]Tensor, map[string]string, error) {
 			return nil, nil, fmt.Errorf("safetensors: tensor %q: unknown dtype %q", name, e.DType)
 		}
 		t := Tensor{Name: name, DType: e.DType, Shape: e.Shape}
-		if e.Offsets[1]-e.Offsets[0] != size*t.NumElements() || e.Offsets[0] < 0 {
+		n, ok := byteSize(size, e.Shape)
+		if !ok || e.Offsets[0] < 0 || e.Offsets[1] < e.Offsets[0] || e.Offsets[1]-e.Offsets[0] != n {
 			return nil, nil, fmt.Errorf("safetensors: tensor %q: offsets %v do not match shape %v of %s", name, e.Offsets, e.Shape, e.DType)
 		}
 		tensors = append(tensors, t)
@@ -203,7 +230,15 @@ func Read(r io.Reader) ([]Tensor, map[string]string, error) {
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.Slice(idx, func(a, b int) bool { return offs[idx[a]][0] < offs[idx[b]][0] })
+	// An empty tensor shares its offset with the tensor after it: sorting
+	// by start alone could put it second and break the contiguity check.
+	sort.Slice(idx, func(a, b int) bool {
+		oa, ob := offs[idx[a]], offs[idx[b]]
+		if oa != ob {
+			return oa[0] < ob[0] || oa[0] == ob[0] && oa[1] < ob[1]
+		}
+		return tensors[idx[a]].Name < tensors[idx[b]].Name
+	})
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, nil, fmt.Errorf("safetensors: reading data: %w", err)
