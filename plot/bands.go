@@ -49,6 +49,7 @@ func BandGrid(path string, rows, cols int, panels []BandPanel) error {
 		p.Y.Label.Text = pn.YLabel
 		p.Legend.Top = true
 		p.Legend.Left = true
+		p.X.Tick.Marker = distinctTicks{}
 		p.Y.Tick.Marker = distinctTicks{}
 		for k, b := range pn.Bands {
 			col := palette10[k%len(palette10)]
@@ -130,14 +131,21 @@ type distinctTicks struct{}
 
 func (distinctTicks) Ticks(lo, hi float64) []gplot.Tick {
 	ts := gplot.DefaultTicks{}.Ticks(lo, hi)
-	for prec := 1; prec <= 10; prec++ {
+	big := math.Max(math.Abs(lo), math.Abs(hi))
+	format := func(v float64, prec int) string {
+		if big >= 1e6 || big < 1e-3 {
+			return strconv.FormatFloat(v, 'g', prec+1, 64)
+		}
+		return strconv.FormatFloat(v, 'f', prec, 64) // decimals
+	}
+	for prec := 0; prec <= 10; prec++ {
 		seen := map[string]bool{}
 		ok := true
 		for i, t := range ts {
 			if t.Label == "" {
 				continue
 			}
-			l := strconv.FormatFloat(t.Value, 'g', prec, 64)
+			l := format(t.Value, prec)
 			ok = ok && !seen[l]
 			seen[l] = true
 			ts[i].Label = l

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -98,7 +99,7 @@ func TestBandGridWritesPNG(t *testing.T) {
 }
 
 func TestDistinctTickLabels(t *testing.T) {
-	for _, r := range [][2]float64{{11.5, 12.1}, {0.1, 0.1004}, {-3, 2}, {100, 5000}} {
+	for _, r := range [][2]float64{{11.5, 12.1}, {0.1, 0.1004}, {-3, 2}, {100, 5000}, {0, 2000}} {
 		seen := map[string]bool{}
 		for _, tk := range (distinctTicks{}).Ticks(r[0], r[1]) {
 			if tk.Label == "" {
@@ -106,6 +107,9 @@ func TestDistinctTickLabels(t *testing.T) {
 			}
 			if seen[tk.Label] {
 				t.Errorf("range %v: label %q repeats", r, tk.Label)
+			}
+			if strings.ContainsAny(tk.Label, "e") && r[1] < 1e6 {
+				t.Errorf("range %v: label %q in exponent form", r, tk.Label)
 			}
 			seen[tk.Label] = true
 		}
