@@ -146,7 +146,10 @@ func (distinctTicks) Ticks(lo, hi float64) []gplot.Tick {
 				continue
 			}
 			l := format(t.Value, prec)
-			ok = ok && !seen[l]
+			// The label must say the tick's value, not a rounding of it.
+			back, err := strconv.ParseFloat(l, 64)
+			exact := err == nil && math.Abs(back-t.Value) <= 1e-9*math.Max(1, math.Abs(t.Value))
+			ok = ok && exact && !seen[l]
 			seen[l] = true
 			ts[i].Label = l
 		}

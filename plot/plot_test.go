@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -107,6 +108,9 @@ func TestDistinctTickLabels(t *testing.T) {
 			}
 			if seen[tk.Label] {
 				t.Errorf("range %v: label %q repeats", r, tk.Label)
+			}
+			if v, err := strconv.ParseFloat(tk.Label, 64); err != nil || math.Abs(v-tk.Value) > 1e-9*math.Max(1, math.Abs(tk.Value)) {
+				t.Errorf("range %v: label %q for the tick at %v", r, tk.Label, tk.Value)
 			}
 			if strings.ContainsAny(tk.Label, "e") && r[1] < 1e6 {
 				t.Errorf("range %v: label %q in exponent form", r, tk.Label)
