@@ -304,6 +304,9 @@ func Load(dir string, build func(spec json.RawMessage) (discrete.Env, error)) (*
 	if st.EnvName != "" && fmt.Sprint(env) != st.EnvName {
 		return nil, nil, fmt.Errorf("train: checkpoint %s: its spec %s builds %v, but the checkpoint was of %s", dir, st.Env, env, st.EnvName)
 	}
+	if err := checkNetworkSize(env, st.Train, ts); err != nil {
+		return nil, nil, fmt.Errorf("train: checkpoint %s: %w", filepath.Join(dir, CheckpointFile), err)
+	}
 	t, err := New(env, st.Train)
 	if err != nil {
 		return nil, nil, fmt.Errorf("train: checkpoint %s: %w", filepath.Join(dir, ConfigFile), err)
@@ -312,6 +315,28 @@ func Load(dir string, build func(spec json.RawMessage) (discrete.Env, error)) (*
 		return nil, nil, err
 	}
 	return t, st.Env, nil
+}
+
+// checkNetworkSize reports an error if the Student network that cfg's
+// widths give on env has more weights than ts holds float32 values: the
+// checkpoint must hold them all, and a corrupt width must not make New
+// allocate its size before loading finds the mismatch.
+func checkNetworkSize(env discrete.Env, cfg Config, ts []safetensors.Tensor) error {
+	have := 0.0
+	for _, x := range ts {
+		if x.DType == "F32" {
+			have += float64(x.NumElements())
+		}
+	}
+	need, in := 0.0, float64(env.FeatureLen())
+	for _, w := range append(slices.Clone(cfg.Hidden), env.NumActions()) {
+		need += (in + 1) * float64(w)
+		in = float64(w)
+	}
+	if need > have {
+		return fmt.Errorf("hidden widths %v need %.4g weights, the checkpoint holds %.4g float32 values", cfg.Hidden, need, have)
+	}
+	return nil
 }
 
 // restore sets t (fresh from New with the checkpoint's environment and
