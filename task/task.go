@@ -17,16 +17,37 @@ type Spec struct {
 	Dim    int    `json:"dim,omitempty"`
 	Side   int    `json:"side,omitempty"`
 	Reward string `json:"reward,omitempty"`
+	// RewardCmd is the command line of the reward program (package
+	// rewardcmd) of a hypergrid whose Reward is "custom"; BuildFunc builds
+	// it with the program's log-reward.
+	RewardCmd string `json:"reward_cmd,omitempty"`
 }
 
-// Build constructs the environment of s.
+// Build constructs the environment of s. A spec with a reward command
+// needs the program: BuildFunc.
 func Build(s Spec) (discrete.Env, error) {
+	if s.RewardCmd != "" || s.Reward == string(hypergrid.Custom) {
+		return nil, fmt.Errorf("task: the %s rewards come from the program %q: build it with BuildFunc and the program's log-reward", s.Task, s.RewardCmd)
+	}
 	switch s.Task {
 	case "hypergrid":
 		return hypergrid.New(s.Dim, s.Side, hypergrid.Reward(s.Reward))
 	default:
 		return nil, fmt.Errorf("task %q is unknown (allowed: %v)", s.Task, Names)
 	}
+}
+
+// BuildFunc constructs the hypergrid of s (Task "hypergrid", Reward
+// "custom" or empty) with the log-reward f, such as a reward program's
+// (rewardcmd.Client.Cells).
+func BuildFunc(s Spec, f hypergrid.LogRewardFunc) (discrete.Env, error) {
+	if s.Task != "hypergrid" {
+		return nil, fmt.Errorf("task: task %q cannot take a log-reward function (allowed: hypergrid)", s.Task)
+	}
+	if s.Reward != "" && s.Reward != string(hypergrid.Custom) {
+		return nil, fmt.Errorf("task: reward %q and a log-reward function: give one of them", s.Reward)
+	}
+	return hypergrid.NewCustom(s.Dim, s.Side, f)
 }
 
 // BuildJSON is Build on a JSON-encoded Spec, for train.Load.

@@ -20,6 +20,8 @@
 //   - Original: the hypergrid of Bengio et al. (2021),
 //     R = R0 + R1·Π[|x_i/(H-1) - 0.5| > 0.25] + R2·Π[0.3 < |x_i/(H-1) - 0.5| < 0.4],
 //     R0=0.1, R1=0.5, R2=2.
+//   - Custom: a user's log-reward function (NewCustom), such as a reward
+//     program's (package rewardcmd); such a grid has no known modes.
 //
 // A state is d+1 int32 words: the coordinates, then 1 if the episode ended
 // by the stop action.

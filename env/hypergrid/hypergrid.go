@@ -12,31 +12,33 @@ const (
 	Deceptive      Reward = "deceptive"
 	DeceptivePaper Reward = "deceptive-paper"
 	Original       Reward = "original"
+	// Custom is the reward of a grid made by NewCustom: a function's.
+	Custom Reward = "custom"
 )
 
-// Rewards lists the valid reward names.
+// Rewards lists the valid reward names for New.
 var Rewards = []Reward{Deceptive, DeceptivePaper, Original}
+
+// LogRewardFunc writes log R(x) for n terminal states into out[:n]. xs
+// holds them as rows of D+1 words, as discrete.Env.LogReward receives
+// them: the coordinates, then the stop flag.
+type LogRewardFunc func(xs []int32, n int, out []float64) error
 
 // Grid is the hypergrid environment. It implements discrete.Env.
 type Grid struct {
 	D, H   int
 	Reward Reward
 
-	band []bool // band[v]: coordinate value v lies in the mode band
+	band      []bool // band[v]: coordinate value v lies in the mode band
+	logReward LogRewardFunc
 }
 
 // New returns a d-dimensional grid of side h. It returns an error naming the
 // bad value for d < 1, h < 2, an unknown reward, or a grid whose cells do
 // not fit in 64-bit keys.
 func New(d, h int, reward Reward) (*Grid, error) {
-	if d < 1 {
-		return nil, fmt.Errorf("hypergrid: dimension %d is invalid: it must be at least 1", d)
-	}
-	if h < 2 {
-		return nil, fmt.Errorf("hypergrid: side %d is invalid: it must be at least 2", h)
-	}
-	if float64(d)*math.Log2(float64(h)) >= 63 {
-		return nil, fmt.Errorf("hypergrid: %d^%d cells do not fit in 63 bits", h, d)
+	if err := checkSize(d, h); err != nil {
+		return nil, err
 	}
 	ok := false
 	for _, r := range Rewards {
@@ -50,6 +52,33 @@ func New(d, h int, reward Reward) (*Grid, error) {
 		g.band[v] = g.inModeBand(v)
 	}
 	return g, nil
+}
+
+// NewCustom returns a d-dimensional grid of side h whose log-reward is f
+// (its Reward is Custom). Such a grid knows no modes: IsMode is false and
+// NumModes 0. LogReward returns f's errors as they are, and an error naming
+// the state for a log-reward that is NaN or infinite.
+func NewCustom(d, h int, f LogRewardFunc) (*Grid, error) {
+	if err := checkSize(d, h); err != nil {
+		return nil, err
+	}
+	if f == nil {
+		return nil, fmt.Errorf("hypergrid: the custom log-reward function is nil")
+	}
+	return &Grid{D: d, H: h, Reward: Custom, band: make([]bool, h), logReward: f}, nil
+}
+
+func checkSize(d, h int) error {
+	if d < 1 {
+		return fmt.Errorf("hypergrid: dimension %d is invalid: it must be at least 1", d)
+	}
+	if h < 2 {
+		return fmt.Errorf("hypergrid: side %d is invalid: it must be at least 2", h)
+	}
+	if float64(d)*math.Log2(float64(h)) >= 63 {
+		return fmt.Errorf("hypergrid: %d^%d cells do not fit in 63 bits", h, d)
+	}
+	return nil
 }
 
 // u is the reference code's normalised coordinate, rounded after every
@@ -73,9 +102,18 @@ func (g *Grid) inModeBand(v int) bool {
 }
 
 // RewardOf is R(x) for the coordinates x (float64, exact reference order).
+// For a custom grid it is exp of the function's log-reward, NaN if the
+// function fails.
 func (g *Grid) RewardOf(x []int32) float64 {
 	x = x[:g.D]
 	switch g.Reward {
+	case Custom:
+		s := append(append(make([]int32, 0, g.D+1), x...), 0)
+		var out [1]float64
+		if err := g.logReward(s, 1, out[:]); err != nil {
+			return math.NaN()
+		}
+		return math.Exp(out[0])
 	case Deceptive:
 		outer, ring := 1.0, 1.0
 		for _, v := range x {
@@ -245,6 +283,17 @@ func (g *Grid) BackwardCount(s []int32, a int) int {
 // LogReward implements discrete.Env.
 func (g *Grid) LogReward(xs []int32, n int, out []float64) error {
 	w := g.D + 1
+	if g.logReward != nil {
+		if err := g.logReward(xs[:n*w], n, out[:n]); err != nil {
+			return err
+		}
+		for i, v := range out[:n] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("hypergrid: log-reward %v at %v is invalid: log-rewards must be finite", v, xs[i*w:i*w+g.D])
+			}
+		}
+		return nil
+	}
 	for i := range n {
 		r := g.RewardOf(xs[i*w : i*w+g.D])
 		if !(r > 0) || math.IsInf(r, 0) {

@@ -1,6 +1,7 @@
 package hypergrid
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -172,5 +173,67 @@ func TestLargeGridCounts(t *testing.T) {
 		if math.Abs(g.NumTerminals()-c.terms)/c.terms > 0.005 {
 			t.Errorf("d%d H%d: %v terminals, want ≈%v", c.d, c.h, g.NumTerminals(), c.terms)
 		}
+	}
+}
+
+// TestCustom checks a grid with a user's log-reward: the function sees the
+// states as discrete.Env passes them, its values and errors come back, a
+// non-finite value is refused naming the state, and the grid has no modes.
+func TestCustom(t *testing.T) {
+	ref := mustNew(t, 2, 6, Deceptive)
+	calls := 0
+	g, err := NewCustom(2, 6, func(xs []int32, n int, out []float64) error {
+		calls++
+		if len(xs) != 3*n {
+			t.Fatalf("%d words for %d states", len(xs), n)
+		}
+		for i := range n {
+			if xs[3*i] == 9 {
+				return errors.New("program failed")
+			}
+			out[i] = math.Log(ref.RewardOf(xs[3*i : 3*i+2]))
+			if xs[3*i] == 4 && xs[3*i+1] == 4 {
+				out[i] = math.NaN()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := []int32{1, 2, 1, 5, 0, 0, 3, 1, 1}
+	got, want := make([]float64, 3), make([]float64, 3)
+	if err := g.LogReward(xs, 3, got); err != nil {
+		t.Fatal(err)
+	}
+	ref.LogReward(xs, 3, want)
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("state %d: log R %v, want %v", i, got[i], want[i])
+		}
+	}
+	if calls != 1 || g.String() != "hypergrid(d=2, H=6, custom)" || g.NumModes() != 0 || g.IsMode([]int32{1, 1, 1}) {
+		t.Errorf("calls %d, %v, %v modes", calls, g, g.NumModes())
+	}
+	if r := g.RewardOf([]int32{1, 2}); math.Abs(r-ref.RewardOf([]int32{1, 2})) > 1e-15 {
+		t.Errorf("RewardOf %v", r)
+	}
+	if err := g.LogReward([]int32{9, 0, 1}, 1, got); err == nil || err.Error() != "program failed" {
+		t.Errorf("the function's error: %v", err)
+	}
+	if err := g.LogReward([]int32{4, 4, 1}, 1, got); err == nil || !strings.Contains(err.Error(), "log-reward NaN at [4 4] is invalid") {
+		t.Errorf("NaN: %v", err)
+	}
+	if !math.IsNaN(g.RewardOf([]int32{9, 0})) {
+		t.Error("RewardOf of a failing function is not NaN")
+	}
+	if _, err := NewCustom(2, 1, nil); err == nil || !strings.Contains(err.Error(), "side 1") {
+		t.Errorf("bad side: %v", err)
+	}
+	if _, err := NewCustom(2, 4, nil); err == nil {
+		t.Error("nil function accepted")
+	}
+	if _, err := New(2, 4, Custom); err == nil {
+		t.Error("New with the custom reward and no function accepted")
 	}
 }
