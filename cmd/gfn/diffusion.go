@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/progress"
+	"github.com/gfngo/gfn/rewardcmd"
 	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/teacher"
 	"github.com/gfngo/gfn/timenet"
@@ -50,6 +52,12 @@ func runTrainDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	case "ggns":
 		return runTrainGGNS(ctx, args, stdout, stderr)
 	}
+	return trainDiffusion(ctx, args, stdout, stderr, nil)
+}
+
+// trainDiffusion trains on a built-in energy or, with u, on the density
+// u's program computes (with the 25gmm preset's settings).
+func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer, u *userReward) error {
 	taskName := flagValue(args, "task")
 	resume := flagValue(args, "resume")
 	preset := flagValue(args, "preset")
@@ -71,12 +79,23 @@ func runTrainDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	if m == "" {
 		m = string(diffusion.MethodTeacher)
 	}
-	d, err := diffusion.PresetFor(preset, taskName, diffusion.Method(m))
+	presetTask := taskName
+	synopsis := "Train a diffusion sampler (a GFlowNet over R^d) on 25gmm (d = 2) or manywell (d = 32), with an\nadaptive Teacher by default. Defaults shown are the paper preset's on 25gmm (it reproduces the\npaper's table); --preset reference switches to the released code's settings. Writes\nmetrics.csv, summary.json, checkpoint.safetensors + config.json, samples.png and curves.png\nto --out."
+	taskHelp := "target: 25gmm or manywell (hypergrid: see gfn train --task hypergrid --help)"
+	if u != nil {
+		presetTask, synopsis, taskHelp = "25gmm", u.synopsis(), "points: the density of the --reward-cmd program"
+		switch diffusion.Method(m) {
+		case diffusion.MethodPIS, "smc", "ggns":
+			return usagef("method %s needs the gradient of log R, which a reward program does not give (allowed: tb, eps, prt, per, teacher)", m)
+		}
+	}
+	d, err := diffusion.PresetFor(preset, presetTask, diffusion.Method(m))
 	if err != nil {
 		return usageError{err}
 	}
-	fs := newFlagSet("train", "Train a diffusion sampler (a GFlowNet over R^d) on 25gmm (d = 2) or manywell (d = 32), with an\nadaptive Teacher by default. Defaults shown are the paper preset's on 25gmm (it reproduces the\npaper's table); --preset reference switches to the released code's settings. Writes\nmetrics.csv, summary.json, checkpoint.safetensors + config.json, samples.png and curves.png\nto --out.")
-	fs.String("task", taskName, "target: 25gmm or manywell (hypergrid: see gfn train --task hypergrid --help)")
+	fs := newFlagSet("train", synopsis)
+	fs.String("task", taskName, taskHelp)
+	u.addFlags(fs)
 	fs.String("preset", preset, "settings: paper (the paper's text, which reproduces its table) or reference (the released code)")
 	method := fs.String("method", string(d.Method), "training method: tb, eps (exploration noise), prt, per, teacher, pis (path integral sampler: gradients through the trajectory), smc (sequential Monte Carlo) and ggns (gradient-guided nested sampling): no training, see --method smc --help")
 	fs.BoolVar(&d.LocalSearch, "ls", false, "MALA local search from the buffer every --ls-every iterations (per and teacher)")
@@ -121,15 +140,24 @@ func runTrainDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 		}
 		return err
 	}
-	e, err := energy.Named(taskName)
-	if err != nil {
-		return usageError{err}
+	var e energy.Energy
+	if u == nil {
+		if e, err = energy.Named(taskName); err != nil {
+			return usageError{err}
+		}
+	} else {
+		if d.LocalSearch {
+			return usagef("--ls needs the gradient of log R, which a reward program does not give")
+		}
+		if err := u.checkFlags(fs); err != nil {
+			return err
+		}
 	}
 	if *evalEvery < 1 || *evalSamples < 1 || *finalSamples < 1 || *ckEvery < 0 {
 		return usagef("eval-every %d, eval-samples %d, final-samples %d must be >= 1 and checkpoint-every %d >= 0", *evalEvery, *evalSamples, *finalSamples, *ckEvery)
 	}
 	opt := diffusion.RunOptions{Task: taskName, Preset: preset, EvalEvery: *evalEvery, EvalSamples: *evalSamples,
-		FinalSamples: *finalSamples, CheckpointEvery: *ckEvery}
+		FinalSamples: *finalSamples, CheckpointEvery: *ckEvery, NoFigures: u != nil && !u.figures}
 	if !*quiet {
 		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
 	}
@@ -148,9 +176,16 @@ func runTrainDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 		}
 		opt.OutDir = dir
 		_, _, cfg, step, _ := diffusion.ReadState(resume)
+		if u != nil {
+			if err := u.start(ctx, dir); err != nil {
+				return err
+			}
+			defer u.close()
+			e = rewardcmd.Energy{C: u.client}
+		}
 		fmt.Fprintf(stdout, "gfn train: resuming %s (%s, method %s, seed %d) at iteration %d of %d\n", resume, taskName, cfg.Method, cfg.Seed, step, cfg.Iterations)
 		if res, err = diffusion.Resume(ctx, resume, e, opt); err != nil {
-			return err
+			return u.failed(err, dir)
 		}
 	} else {
 		d.Method = diffusion.Method(*method)
@@ -191,10 +226,17 @@ func runTrainDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 			return usageError{err}
 		}
 		opt.OutDir = dir
+		if u != nil {
+			if err := u.start(ctx, dir); err != nil {
+				return err
+			}
+			defer u.close()
+			e = rewardcmd.Energy{C: u.client}
+		}
 		fmt.Fprintf(stdout, "gfn train: %s (d = %d), method %s, preset %s, seed %d, %d iterations of %d trajectories (T = %d)\n",
 			taskName, e.Dim(), d.Method, preset, d.Seed, d.Iterations, d.Batch, d.Steps)
 		if res, err = diffusion.Run(ctx, e, d, opt); err != nil {
-			return err
+			return u.failed(err, dir)
 		}
 	}
 	printDiffusionSummary(stdout, &res.Summary, opt.OutDir)
@@ -218,7 +260,13 @@ func printDiffusionSummary(w io.Writer, s *diffusion.Summary, dir string) {
 	fmt.Fprintf(w, "  wall %s (training %s, %.0f ms/iteration; evaluation %s; %s kernels)\n",
 		progress.Duration(time.Duration(s.WallSeconds*float64(time.Second))), progress.Duration(time.Duration(s.TrainSeconds*float64(time.Second))),
 		s.MsPerIterMean, progress.Duration(time.Duration(s.EvalSeconds*float64(time.Second))), s.Kernel)
-	fmt.Fprintf(w, "  wrote %s: metrics.csv, summary.json, %s, %s, samples.png, curves.png\n", dir, diffusion.CheckpointFile, diffusion.ConfigFile)
+	files := []string{"metrics.csv", "summary.json", diffusion.CheckpointFile, diffusion.ConfigFile}
+	for _, f := range []string{rewardFile, "samples.png", "curves.png"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			files = append(files, f)
+		}
+	}
+	fmt.Fprintf(w, "  wrote %s: %s\n", dir, strings.Join(files, ", "))
 }
 
 // loadDiffusion loads a diffusion checkpoint with its energy.

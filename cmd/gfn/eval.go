@@ -39,6 +39,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if *n < 0 {
 		return usagef("samples %d must be >= 0", *n)
 	}
+	if err := notRewardCmd("eval", *dir); err != nil {
+		return err
+	}
 	if *dir != "" && isDiffusionCheckpoint(*dir) && *figures {
 		_, e, err := loadDiffusion(*dir)
 		if err != nil {

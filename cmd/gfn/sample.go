@@ -41,6 +41,9 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 	if *n < 1 {
 		return usagef("n %d must be at least 1", *n)
 	}
+	if err := notRewardCmd("sample", *dir); err != nil {
+		return err
+	}
 	if *dir != "" && isDiffusionCheckpoint(*dir) {
 		return sampleDiffusion(*dir, *n, *seed, *out, stdout, stderr)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -34,6 +35,19 @@ func isSeqCheckpoint(dir string) bool {
 }
 
 func runTrainSeq(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return trainSeq(ctx, args, stdout, stderr, nil)
+}
+
+// seqTask is a sequence task of the CLI: a biochemical task, or a reward
+// program's sequences.
+type seqTask interface {
+	seqtrain.Task
+	Name() string
+}
+
+// trainSeq trains on a biochemical task or, with u, on sequences that u's
+// program scores.
+func trainSeq(ctx context.Context, args []string, stdout, stderr io.Writer, u *userReward) error {
 	taskName := flagValue(args, "task")
 	resume := flagValue(args, "resume")
 	if resume != "" {
@@ -43,14 +57,26 @@ func runTrainSeq(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		taskName = t
 	}
-	task, err := biochem.Named(taskName)
-	if err != nil {
-		return usageError{err}
+	var task seqTask
+	var d seqtrain.Config
+	var set biochem.Settings
+	synopsis := "Train a GFlowNet sampler of sequences on a biochemical task (tfbind8, qm9str, sehstr, rna),\nwith an adaptive Teacher and PER by default, in the prepend-append MDP with the SSR policy.\nDefaults shown are the reference code's settings for tfbind8 (each task has its own rounds,\nepsilon and width). Writes metrics.csv, summary.json, checkpoint.safetensors + config.json and\ncurves.png (modes, ELBO, EUBO against rounds) to --out."
+	taskHelp := "task: " + strings.Join(biochem.Names, ", ") + " (see also gfn train --task hypergrid|25gmm --help)"
+	if u == nil {
+		bt, err := biochem.Named(taskName)
+		if err != nil {
+			return usageError{err}
+		}
+		task, d, set = bt, seqtrain.ForTask(bt), bt.Settings()
+	} else {
+		task, d = userSeqTask{u}, seqtrain.DefaultConfig()
+		set = biochem.Settings{EvalEvery: 100, EvalSamples: 512}
+		synopsis, taskHelp = u.synopsis(), "seq: sequences scored by the --reward-cmd program"
 	}
-	d := seqtrain.ForTask(task)
-	set := task.Settings()
-	fs := newFlagSet("train", "Train a GFlowNet sampler of sequences on a biochemical task (tfbind8, qm9str, sehstr, rna),\nwith an adaptive Teacher and PER by default, in the prepend-append MDP with the SSR policy.\nDefaults shown are the reference code's settings for tfbind8 (each task has its own rounds,\nepsilon and width). Writes metrics.csv, summary.json, checkpoint.safetensors + config.json and\ncurves.png (modes, ELBO, EUBO against rounds) to --out.")
-	fs.String("task", task.Name(), "task: "+strings.Join(biochem.Names, ", ")+" (see also gfn train --task hypergrid|25gmm --help)")
+	var err error
+	fs := newFlagSet("train", synopsis)
+	fs.String("task", task.Name(), taskHelp)
+	u.addFlags(fs)
 	method := fs.String("method", string(d.Method), "training method: "+joinMethods(seqtrain.Methods))
 	fs.IntVar(&d.Rounds, "rounds", d.Rounds, "training rounds (one online batch, and one replay batch for the buffer methods)")
 	fs.IntVar(&d.OnlineBatch, "batch", d.OnlineBatch, "online samples (reward calls) per round")
@@ -89,6 +115,9 @@ func runTrainSeq(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *evalEvery < 1 || *evalSamples < 1 || *ckEvery < 0 {
 		return usagef("eval-every %d and eval-samples %d must be >= 1 and checkpoint-every %d >= 0", *evalEvery, *evalSamples, *ckEvery)
 	}
+	if err := u.checkFlags(fs); err != nil {
+		return err
+	}
 	opt := seqtrain.RunOptions{Task: task.Name(), EvalEvery: *evalEvery, EvalSamples: *evalSamples, CheckpointEvery: *ckEvery}
 	if !*quiet {
 		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
@@ -100,9 +129,13 @@ func runTrainSeq(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			opt.OutDir = *out
 		}
 		_, cfg, round, _ := seqtrain.ReadState(resume)
+		if err := u.start(ctx, opt.OutDir); err != nil {
+			return err
+		}
+		defer u.close()
 		fmt.Fprintf(stdout, "gfn train: resuming %s (%s, method %s, seed %d) at round %d of %d\n", resume, task.Name(), cfg.Method, cfg.Seed, round, cfg.Rounds)
 		if res, err = seqtrain.Resume(ctx, resume, task, nil, opt); err != nil {
-			return err
+			return u.failed(err, opt.OutDir)
 		}
 	} else {
 		d.Method = seqtrain.Method(*method)
@@ -128,10 +161,14 @@ func runTrainSeq(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if err := safefile.CheckDir(opt.OutDir); err != nil {
 			return usageError{err}
 		}
+		if err := u.start(ctx, opt.OutDir); err != nil {
+			return err
+		}
+		defer u.close()
 		fmt.Fprintf(stdout, "gfn train: %s (length %d, %d tokens), method %s, seed %d, %d rounds of %d samples\n",
 			task.Name(), task.Length(), len(task.Alphabet()), d.Method, d.Seed, d.Rounds, d.OnlineBatch)
 		if res, err = seqtrain.Run(ctx, task, d, nil, opt); err != nil {
-			return err
+			return u.failed(err, opt.OutDir)
 		}
 	}
 	printSeqSummary(stdout, &res.Summary, opt.OutDir)
@@ -160,7 +197,11 @@ func printSeqSummary(w io.Writer, s *seqtrain.Summary, dir string) {
 	fmt.Fprintf(w, "  wall %s (training %s, %.1f ms/round; evaluation %s; %s kernels)\n",
 		progress.Duration(time.Duration(s.WallSeconds*float64(time.Second))), progress.Duration(time.Duration(s.TrainSeconds*float64(time.Second))),
 		s.MsPerRoundMean, progress.Duration(time.Duration(s.EvalSeconds*float64(time.Second))), s.Kernel)
-	fmt.Fprintf(w, "  wrote %s: metrics.csv, summary.json, %s, %s, curves.png\n", dir, seqtrain.CheckpointFile, seqtrain.ConfigFile)
+	reward := ""
+	if _, err := os.Stat(filepath.Join(dir, rewardFile)); err == nil {
+		reward = rewardFile + ", "
+	}
+	fmt.Fprintf(w, "  wrote %s: metrics.csv, summary.json, %s, %s, %scurves.png\n", dir, seqtrain.CheckpointFile, seqtrain.ConfigFile, reward)
 }
 
 // sampleSeq writes n Student samples of a sequence checkpoint as CSV:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,10 @@ import (
 )
 
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	// So do reward programs (rewardprog.go), whose tasks share names.
+	if wantsRewardCmd(args) {
+		return runTrainRewardCmd(ctx, args, stdout, stderr)
+	}
 	// Diffusion samplers have their own flags.
 	if t := flagValue(args, "task"); t == "25gmm" || t == "manywell" {
 		return runTrainDiffusion(ctx, args, stdout, stderr)
@@ -36,10 +41,17 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if r := flagValue(args, "resume"); r != "" && isSeqCheckpoint(r) {
 		return runTrainSeq(ctx, args, stdout, stderr)
 	}
+	return trainGrid(ctx, args, stdout, stderr, nil)
+}
+
+// trainGrid trains on the hypergrid, with u's program as its reward if u
+// is not nil.
+func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *userReward) error {
 	fs := newFlagSet("train", "Train a Student GFlowNet, with an adaptive Teacher by default, on the deceptive hypergrid.\nWrites metrics.csv, summary.json, checkpoint.safetensors + config.json and PNG figures to --out.")
 	d := train.DefaultConfig()
 	spec := task.Spec{}
-	fs.StringVar(&spec.Task, "task", "hypergrid", "environment: "+strings.Join(task.Names, ", ")+"; diffusion samplers: 25gmm, manywell (see gfn train --task 25gmm --help); sequences: tfbind8, qm9str, sehstr, rna (see gfn train --task tfbind8 --help)")
+	fs.StringVar(&spec.Task, "task", "hypergrid", "environment: "+strings.Join(task.Names, ", ")+"; diffusion samplers: 25gmm, manywell (see gfn train --task 25gmm --help); sequences: tfbind8, qm9str, sehstr, rna (see gfn train --task tfbind8 --help); a reward program's: seq, points, hypergrid (see gfn train --reward-cmd CMD --task seq --help)")
+	u.addFlags(fs)
 	fs.IntVar(&spec.Dim, "dim", 2, "hypergrid dimension d (>= 1)")
 	fs.IntVar(&spec.Side, "side", 128, "hypergrid side length H (>= 2)")
 	fs.StringVar(&spec.Reward, "reward", string(hypergrid.Deceptive), "hypergrid reward: deceptive (reference code), deceptive-paper (paper's equation), original (Bengio et al. 2021)")
@@ -76,7 +88,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	evalSamples := fs.Int("eval-samples", 100000, "fresh Student samples for the final empirical L1 (0 = skip)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (for go tool pprof)")
-	ckEvery := fs.Int("checkpoint-every", 0, "iterations between checkpoints that --resume continues (0 = only at the end)")
+	ckDefault := 0
+	if u != nil {
+		ckDefault = 100 // a failing program then costs at most 100 iterations
+	}
+	ckEvery := fs.Int("checkpoint-every", ckDefault, "iterations between checkpoints that --resume continues (0 = only at the end)")
 	resume := fs.String("resume", "", "continue the run checkpointed in this directory (its settings come from the checkpoint)")
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
@@ -87,8 +103,20 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *ckEvery < 0 {
 		return usagef("checkpoint-every %d must be >= 0", *ckEvery)
 	}
+	if u != nil && *resume == "" {
+		if flagGiven(fs, "reward") {
+			return usagef("--reward %q and --reward-cmd: give one of them", spec.Reward)
+		}
+		u.rec.Dim, u.rec.Side = spec.Dim, spec.Side
+	}
+	if err := u.checkFlags(fs); err != nil {
+		return err
+	}
 	if *resume != "" {
-		return resumeGrid(ctx, *resume, *out, *ckEvery, *quiet, stdout, stderr)
+		if !flagGiven(fs, "checkpoint-every") {
+			*ckEvery = 0 // the run's own
+		}
+		return resumeGrid(ctx, *resume, *out, *ckEvery, *quiet, stdout, stderr, u)
 	}
 	d.Method, d.TeacherReward, d.Hidden = train.Method(*method), train.TeacherReward(*treward), hidden
 	d.Buffer = replay.Priority(*buffer)
@@ -113,7 +141,18 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *evalSamples < 0 || *evalEvery < 0 {
 		return usagef("eval-samples %d and eval-every %d must be >= 0", *evalSamples, *evalEvery)
 	}
-	env, err := task.Build(spec)
+	var env discrete.Env
+	var err error
+	if u == nil {
+		env, err = task.Build(spec)
+	} else {
+		if spec.Task != "hypergrid" {
+			return usagef("--reward-cmd: task %q cannot take a reward program (allowed: seq, points, hypergrid)", spec.Task)
+		}
+		spec.Reward, spec.RewardCmd = string(hypergrid.Custom), u.rec.Command
+		// The program starts below; until then the grid checks the sizes.
+		env, err = task.BuildFunc(spec, func([]int32, int, []float64) error { return nil })
+	}
 	if err != nil {
 		return usageError{err}
 	}
@@ -122,10 +161,23 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	dir := *out
 	if dir == "" {
-		dir = filepath.Join("runs", fmt.Sprintf("%s-d%d-H%d-%s-seed%d", spec.Task, spec.Dim, spec.Side, d.Method, d.Seed))
+		name := spec.Task
+		if u != nil {
+			name += "-cmd"
+		}
+		dir = filepath.Join("runs", fmt.Sprintf("%s-d%d-H%d-%s-seed%d", name, spec.Dim, spec.Side, d.Method, d.Seed))
 	}
 	if err := safefile.CheckDir(dir); err != nil {
 		return usageError{err}
+	}
+	if u != nil {
+		if err := u.start(ctx, dir); err != nil {
+			return err
+		}
+		defer u.close()
+		if env, err = task.BuildFunc(spec, u.client.Cells); err != nil {
+			return err
+		}
 	}
 	opt := train.RunOptions{OutDir: dir, EnvSpec: spec, EvalEvery: *evalEvery, EvalSamples: *evalSamples, CheckpointEvery: *ckEvery}
 	if !*quiet {
@@ -141,13 +193,13 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	res, err := train.Run(ctx, env, d, opt)
 	if err != nil {
-		return err
+		return u.failed(err, dir)
 	}
 	return gridOutputs(stdout, env, dir, res)
 }
 
 // resumeGrid continues a checkpointed grid run.
-func resumeGrid(ctx context.Context, from, out string, ckEvery int, quiet bool, stdout, stderr io.Writer) error {
+func resumeGrid(ctx context.Context, from, out string, ckEvery int, quiet bool, stdout, stderr io.Writer, u *userReward) error {
 	cc, err := train.ReadCheckpoint(from)
 	if err != nil {
 		return usageError{err}
@@ -156,15 +208,31 @@ func resumeGrid(ctx context.Context, from, out string, ckEvery int, quiet bool, 
 	if out != "" {
 		dir = out
 	}
+	build := task.BuildJSON
+	if u != nil {
+		if err := u.start(ctx, dir); err != nil {
+			return err
+		}
+		defer u.close()
+		// The checkpoint's spec keeps the command the run started with;
+		// reward.json records the one in use.
+		build = func(raw json.RawMessage) (discrete.Env, error) {
+			var s task.Spec
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return nil, fmt.Errorf("environment spec: %w", err)
+			}
+			return task.BuildFunc(s, u.client.Cells)
+		}
+	}
 	opt := train.RunOptions{OutDir: dir, CheckpointEvery: ckEvery}
 	if !quiet {
 		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
 	}
 	fmt.Fprintf(stdout, "gfn train: resuming %s (%s, method %s, seed %d) at iteration %d, %d of %d reward calls\n",
 		from, cc.EnvName, cc.Train.Method, cc.Train.Seed, cc.Step, cc.RewardCalls, cc.Train.RewardCalls)
-	res, err := train.Resume(ctx, from, task.BuildJSON, opt)
+	res, err := train.Resume(ctx, from, build, opt)
 	if err != nil {
-		return err
+		return u.failed(err, dir)
 	}
 	return gridOutputs(stdout, res.Trainer.Env, dir, res)
 }
@@ -172,6 +240,9 @@ func resumeGrid(ctx context.Context, from, out string, ckEvery int, quiet bool, 
 // gridOutputs draws the figures and prints the summary of a grid run.
 func gridOutputs(stdout io.Writer, env discrete.Env, dir string, res *train.Result) error {
 	files := []string{"metrics.csv", "summary.json", train.CheckpointFile, train.ConfigFile}
+	if g, ok := env.(*hypergrid.Grid); ok && g.Reward == hypergrid.Custom {
+		files = append(files, rewardFile)
+	}
 	if g, ok := env.(*hypergrid.Grid); ok {
 		figs, err := gridFigures(dir, g, res)
 		if err != nil {
