@@ -229,22 +229,31 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// RunDiffusion runs the table's unfinished jobs, o.Jobs at a time (those
-// to resume first), reporting progress to log, then aggregates every
-// finished run.
-func RunDiffusion(ctx context.Context, t DiffusionTable, o DiffusionOptions, run Runner, log io.Writer) ([]DiffusionResult, error) {
+// validate checks the preset, methods and tasks of o, naming a bad value
+// and what is allowed.
+func (o DiffusionOptions) validate(t DiffusionTable) error {
 	if !slices.Contains(diffusion.Presets, o.preset()) {
-		return nil, fmt.Errorf("preset %q is unknown (allowed: %s)", o.Preset, strings.Join(diffusion.Presets, ", "))
+		return fmt.Errorf("preset %q is unknown (allowed: %s)", o.Preset, strings.Join(diffusion.Presets, ", "))
 	}
 	for _, m := range o.Methods {
 		if _, ok := DiffusionMethods[m]; !ok {
-			return nil, fmt.Errorf("method %q is unknown (table %s has %s)", m, t.Name, strings.Join(t.Methods, ", "))
+			return fmt.Errorf("method %q is unknown (table %s has %s)", m, t.Name, strings.Join(t.Methods, ", "))
 		}
 	}
 	for _, task := range o.Tasks {
 		if !slices.Contains(DiffusionTasks, task) {
-			return nil, fmt.Errorf("task %q is unknown (allowed: %s)", task, strings.Join(DiffusionTasks, ", "))
+			return fmt.Errorf("task %q is unknown (allowed: %s)", task, strings.Join(DiffusionTasks, ", "))
 		}
+	}
+	return nil
+}
+
+// RunDiffusion runs the table's unfinished jobs, o.Jobs at a time (those
+// to resume first), reporting progress to log, then aggregates every
+// finished run.
+func RunDiffusion(ctx context.Context, t DiffusionTable, o DiffusionOptions, run Runner, log io.Writer) ([]DiffusionResult, error) {
+	if err := o.validate(t); err != nil {
+		return nil, err
 	}
 	if err := safefile.CheckDir(o.Dir(t)); err != nil {
 		return nil, err

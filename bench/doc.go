@@ -18,4 +18,13 @@
 // verdict of yes, no or not enough runs; BiochemFigure draws the paper's
 // figure (a row per task; modes, ELBO and EUBO against rounds with mean ±
 // std bands).
+//
+// Every table also runs as a Slurm array job, one task per run, with no
+// scheduler of gfn's own: GridTable.SlurmTasks, DiffusionTable.SlurmTasks
+// and BiochemSlurmTasks list a table's runs, SlurmArray.Write writes them
+// as a batch script (each task runs gfn bench ... --slurm-task i) and a
+// task list, and SlurmArray.RunTask does task i with the Run functions'
+// rule (a finished run is skipped, an interrupted one resumed from its
+// checkpoint), so that submitting the script again finishes the runs a
+// first submission left.
 package bench

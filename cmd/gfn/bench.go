@@ -106,6 +106,7 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	methods := fs.String("methods", "", "comma-separated subset of the table's methods")
 	grids := fs.String("grids", "", "comma-separated subset of grids, like d2H128,d4H16")
 	collect := fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished in --out")
+	slurm := addSlurmFlags(fs)
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
@@ -118,6 +119,9 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if *seeds < 0 || *jobs < 1 || *evalSamples < 0 {
 		return usagef("seeds %d, jobs %d and eval-samples %d must be >= 0, >= 1 and >= 0", *seeds, *jobs, *evalSamples)
+	}
+	if err := slurm.check(fs, *collect); err != nil {
+		return err
 	}
 	o := bench.GridOptions{Out: *out, Seeds: *seeds, Jobs: *jobs, Quick: *quick, EvalSamples: *evalSamples, CollectOnly: *collect}
 	if o.Out == "" {
@@ -139,6 +143,16 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 			o.Grids = append(o.Grids, bench.Grid{Dim: d, Side: h})
 		}
+	}
+	if slurm.active() {
+		if o.Out, err = filepath.Abs(o.Out); err != nil {
+			return err
+		}
+		tasks, err := t.SlurmTasks(o)
+		if err != nil {
+			return err
+		}
+		return slurm.do(ctx, "bench grid "+t.Name, []string{"bench", "grid"}, fs, o.Out, o.Out, tasks, stdout, stderr)
 	}
 	run, err := benchRunner(o.Out, *jobs)
 	if err != nil {
@@ -199,6 +213,7 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	tasks := fs.String("tasks", "", "comma-separated tasks (25gmm, manywell; default the table's)")
 	preset := fs.String("preset", "paper", "training settings: paper (reproduces the paper's table) or reference (the released code)")
 	collect := fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished")
+	slurm := addSlurmFlags(fs)
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
@@ -211,6 +226,9 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	if *seeds < 0 || *jobs < 1 {
 		return usagef("seeds %d must be >= 0 and jobs %d >= 1", *seeds, *jobs)
+	}
+	if err := slurm.check(fs, *collect); err != nil {
+		return err
 	}
 	if !slices.Contains(diffusion.Presets, *preset) {
 		return usagef("preset %q is unknown (allowed: %s)", *preset, strings.Join(diffusion.Presets, ", "))
@@ -231,6 +249,16 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 			}
 			o.Tasks = append(o.Tasks, k)
 		}
+	}
+	if slurm.active() {
+		if o.Out, err = filepath.Abs(o.Out); err != nil {
+			return err
+		}
+		tasks, err := t.SlurmTasks(o)
+		if err != nil {
+			return err
+		}
+		return slurm.do(ctx, "bench diffusion "+t.Name, []string{"bench", "diffusion"}, fs, o.Out, o.Dir(t), tasks, stdout, stderr)
 	}
 	dir := o.Dir(t)
 	run, err := benchRunner(dir, *jobs)

@@ -38,6 +38,7 @@ func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Write
 	out := fs.String("out", filepath.Join("runs", "bench-biochem"), "root output directory: the runs and results go to <out>/biochem")
 	ckEvery := fs.Int("checkpoint-every", bench.BiochemCheckpointEvery, "rounds between a run's checkpoints (0 = only at the end)")
 	collect := fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished")
+	slurm := addSlurmFlags(fs)
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
@@ -46,6 +47,9 @@ func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	if *seeds < 1 || *jobs < 1 || *ckEvery < 0 {
 		return usagef("seeds %d and jobs %d must be >= 1 and checkpoint-every %d >= 0", *seeds, *jobs, *ckEvery)
+	}
+	if err := slurm.check(fs, *collect); err != nil {
+		return err
 	}
 	o := bench.BiochemOptions{Out: *out, Seeds: *seeds, Jobs: *jobs, Quick: *quick, CheckpointEvery: *ckEvery, CollectOnly: *collect}
 	if *tasks != "all" {
@@ -63,6 +67,17 @@ func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Write
 			return usagef("method %q is unknown (allowed: %s)", m, strings.Join(bench.BiochemMethods, ", "))
 		}
 		o.Methods = append(o.Methods, m)
+	}
+	if slurm.active() {
+		var err error
+		if o.Out, err = filepath.Abs(o.Out); err != nil {
+			return err
+		}
+		tasks, err := bench.BiochemSlurmTasks(o)
+		if err != nil {
+			return err
+		}
+		return slurm.do(ctx, "bench biochem", []string{"bench", "biochem"}, fs, o.Out, o.Dir(), tasks, stdout, stderr)
 	}
 	dir := o.Dir()
 	if err := safefile.CheckDir(dir); err != nil {
