@@ -199,7 +199,8 @@ func (r *runner) run() (*Result, error) {
 		it, err := t.Iterate()
 		if err != nil {
 			var nf *NonFiniteError
-			if errors.As(err, &nf) && opt.OutDir != "" {
+			var re *RewardError
+			if (errors.As(err, &nf) || errors.As(err, &re)) && opt.OutDir != "" {
 				r.st.Failed = err.Error()
 				if cerr := r.checkpoint(); cerr != nil {
 					return nil, fmt.Errorf("%w (and the checkpoint failed: %v)", err, cerr)

@@ -263,3 +263,38 @@ func TestRedraw(t *testing.T) {
 		}
 	}
 }
+
+// failingEnergy is 25GMM whose 20th call fails (a reward program that
+// died, say).
+type failingEnergy struct {
+	energy.GMM25
+	calls *int
+}
+
+func (e failingEnergy) LogReward(x []float32, out []float64) error {
+	if *e.calls++; *e.calls == 20 {
+		return errors.New("reward server down")
+	}
+	return e.GMM25.LogReward(x, out)
+}
+
+// TestFailingEnergyStopsWithCheckpoint: an energy error stops the run
+// naming the iteration, after a checkpoint that Resume continues.
+func TestFailingEnergyStopsWithCheckpoint(t *testing.T) {
+	cfg := smallConfig(MethodTB, 60)
+	dir := t.TempDir()
+	o := quick
+	o.OutDir = dir
+	calls := new(int)
+	_, err := Run(context.Background(), failingEnergy{calls: calls}, cfg, o)
+	var re *RewardError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "reward server down") || !strings.Contains(err.Error(), "checkpoint") {
+		t.Fatalf("error %v, want a RewardError after a checkpoint", err)
+	}
+	if _, _, _, step, err := ReadState(dir); err != nil || step != re.Iteration {
+		t.Errorf("checkpoint at step %d (%v), want %d", step, err, re.Iteration)
+	}
+	if _, err := Resume(context.Background(), dir, failingEnergy{calls: calls}, RunOptions{}); err != nil {
+		t.Fatalf("resume with the fixed energy: %v", err)
+	}
+}

@@ -114,6 +114,19 @@ type Iteration struct {
 	Stored int
 }
 
+// RewardError reports an energy whose LogReward failed (a reward program
+// that exited, say): like a NonFiniteError, Run stops after a checkpoint.
+type RewardError struct {
+	Iteration int
+	Err       error
+}
+
+func (e *RewardError) Error() string {
+	return fmt.Sprintf("diffusion: iteration %d: %v", e.Iteration, e.Err)
+}
+
+func (e *RewardError) Unwrap() error { return e.Err }
+
 // NonFiniteError reports a log-reward that is NaN or infinite.
 type NonFiniteError struct {
 	Iteration int
@@ -131,6 +144,24 @@ func (e *NonFiniteError) Error() string {
 // samples that fix the threshold (they cost reward calls, as in the
 // reference code).
 func New(e energy.Energy, cfg Config) (*Trainer, error) {
+	t, err := newTrainer(e, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The threshold: a percentile of the untrained Student's log R.
+	t.Student.sampler.Forward(t.Proc, t.Student.Net, cfg.Batch, SampleOptions{}, t.rng, &t.batch)
+	if err := t.rewards(t.batch.Final(), cfg.Batch); err != nil {
+		return nil, err
+	}
+	if t.Threshold, err = teacher.Percentile(t.logR, cfg.Percentile); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// newTrainer is New without the threshold, which Load reads instead of
+// sampling a batch of the checkpoint's size.
+func newTrainer(e energy.Energy, cfg Config) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -170,14 +201,6 @@ func New(e energy.Energy, cfg Config) (*Trainer, error) {
 			return nil, err
 		}
 	}
-	// The threshold: a percentile of the untrained Student's log R.
-	t.Student.sampler.Forward(proc, t.Student.Net, cfg.Batch, SampleOptions{}, t.rng, &t.batch)
-	if err := t.rewards(t.batch.Final(), cfg.Batch); err != nil {
-		return nil, err
-	}
-	if t.Threshold, err = teacher.Percentile(t.logR, cfg.Percentile); err != nil {
-		return nil, err
-	}
 	t.initUpdate()
 	return t, nil
 }
@@ -190,7 +213,7 @@ func (t *Trainer) Done() bool { return t.Step >= t.Cfg.Iterations }
 func (t *Trainer) rewards(x []float32, n int) error {
 	t.logR = growF(t.logR, n)
 	if err := t.Energy.LogReward(x[:n*t.Proc.Dim], t.logR); err != nil {
-		return fmt.Errorf("diffusion: iteration %d: %w", t.Step, err)
+		return &RewardError{Iteration: t.Step, Err: err}
 	}
 	t.RewardCalls += n
 	return t.checkFinite(x, t.logR)

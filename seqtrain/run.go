@@ -206,7 +206,7 @@ func (r *runner) run() (*Result, error) {
 		r.st.LossSums[2]++
 		if it.Round > 0 && it.Round%opt.EvalEvery == 0 && !t.Done() {
 			if err := r.point(); err != nil {
-				return nil, err
+				return nil, r.failed(err)
 			}
 		}
 		if opt.OutDir != "" && opt.CheckpointEvery > 0 && t.Round%opt.CheckpointEvery == 0 && !t.Done() {
@@ -231,9 +231,23 @@ func (r *runner) run() (*Result, error) {
 		bar.Finish()
 	}
 	if err := r.point(); err != nil {
-		return nil, err
+		return nil, r.failed(err)
 	}
 	return r.finish()
+}
+
+// failed writes a checkpoint after an evaluation whose rewards failed (the
+// state is between rounds, so resuming repeats nothing) and returns err.
+func (r *runner) failed(err error) error {
+	var nf *NonFiniteError
+	if !errors.As(err, &nf) || r.opt.OutDir == "" {
+		return err
+	}
+	r.st.Failed = err.Error()
+	if cerr := r.checkpoint(); cerr != nil {
+		return fmt.Errorf("%w (and the checkpoint failed: %v)", err, cerr)
+	}
+	return fmt.Errorf("%w (checkpoint of round %d written to %s)", err, r.t.Round, r.opt.OutDir)
 }
 
 // point evaluates the Student after round t.Round-1 and appends a row.
@@ -600,9 +614,17 @@ func Resume(ctx context.Context, dir string, task Task, model ModelFunc, opt Run
 		return nil, fmt.Errorf("seqtrain: checkpoint random stream: %w", err)
 	}
 	st.Resumed++
+	failed := st.Failed != ""
 	st.Failed = ""
 	r.st = *st
 	r.wallBefore = st.WallSeconds
 	r.start = time.Now()
+	// An evaluation that failed after round t.Round−1 is taken now.
+	if last := t.Round - 1; failed && !t.Done() && last > 0 && last%opt.EvalEvery == 0 &&
+		(len(r.st.Curve) == 0 || r.st.Curve[len(r.st.Curve)-1].Round != last) {
+		if err := r.point(); err != nil {
+			return nil, r.failed(err)
+		}
+	}
 	return r.run()
 }

@@ -457,3 +457,52 @@ func TestSamplerLogPFIsTBLogPF(t *testing.T) {
 		}
 	}
 }
+
+// flaky fails its first evaluation-sized call (more rows than a training
+// batch): a reward that breaks during an evaluation.
+type flaky struct {
+	toyTask
+	failed *bool
+}
+
+func (k flaky) LogReward(xs []int32, n int, out []float64) error {
+	if n > 8 && !*k.failed {
+		*k.failed = true
+		return errors.New("reward server down")
+	}
+	return k.toyTask.LogReward(xs, n, out)
+}
+
+// TestEvaluationFailureResumes: a reward failing during an evaluation
+// stops the run after a checkpoint; resuming takes the missed point and
+// ends with the curve of an uninterrupted run.
+func TestEvaluationFailureResumes(t *testing.T) {
+	cfg := toyConfig(PRT)
+	opt := RunOptions{EvalEvery: 20, EvalSamples: 64, NoFigures: true}
+	full, err := Run(context.Background(), toyTask{A: 3, L: 3}, cfg, nil, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := false
+	task := flaky{toyTask{A: 3, L: 3}, &failed}
+	opt.OutDir = t.TempDir()
+	_, err = Run(context.Background(), task, cfg, nil, opt)
+	if err == nil || !strings.Contains(err.Error(), "reward server down") || !strings.Contains(err.Error(), "checkpoint of round 21") {
+		t.Fatalf("error %v", err)
+	}
+	res, err := Resume(context.Background(), opt.OutDir, task, nil, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Curve) != len(full.Curve) {
+		t.Fatalf("curve of %d points, uninterrupted %d", len(res.Curve), len(full.Curve))
+	}
+	for i := range full.Curve {
+		if full.Curve[i].Round != res.Curve[i].Round {
+			t.Errorf("point %d at round %d, uninterrupted %d", i, res.Curve[i].Round, full.Curve[i].Round)
+		}
+	}
+	if !slices.Equal(params(full.Trainer), params(res.Trainer)) {
+		t.Error("parameters differ: the failure happened between rounds")
+	}
+}
