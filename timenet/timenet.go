@@ -134,6 +134,30 @@ func New(cfg Config, dim int, rng *rand.Rand) (Net, error) {
 	return newMLP(c, dim, rng), nil
 }
 
+// NumParams returns the number of weights (every parameter's values) of
+// the network New(cfg, dim, rng) builds, without building it, or New's
+// error for an invalid cfg or dim. It is a float64 so that sizes read
+// from a corrupt file cannot overflow; readers of checkpoints compare it
+// with the values a file holds before allocating a network.
+func NumParams(cfg Config, dim int) (float64, error) {
+	c, err := cfg.resolved()
+	if err != nil {
+		return 0, err
+	}
+	if dim < 1 {
+		return 0, fmt.Errorf("timenet: dim = %d, want ≥ 1", dim)
+	}
+	// A dense layer from a to b has (a+1)·b weights with its bias.
+	dense := func(a, b int) float64 { return (float64(a) + 1) * float64(b) }
+	h, H, d := c.Hidden, c.Harmonics, dim
+	if c.Arch == PIS {
+		return float64(H) + dense(2*H, h) + dense(h, h) + dense(d, h) + float64(c.JointLayers)*dense(h, h) + dense(h, 2*d), nil
+	}
+	S, tau := c.StateEmb, c.TimeEmb
+	return dense(2*H, h) + dense(h, tau) + dense(d, h) + dense(h, S) + dense(S+tau, h) +
+		float64(c.JointLayers-1)*dense(h, h) + dense(h, 2*d), nil
+}
+
 // checkInput panics unless x has dim columns and rows that split into
 // len(t) equal blocks.
 func checkInput(x *nn.Matrix, t []float32, dim int) {
