@@ -14,6 +14,7 @@ import (
 	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/safetensors"
+	"github.com/gfngo/gfn/timenet"
 )
 
 // Checkpoint files inside a run directory. CheckpointFile alone holds
@@ -156,7 +157,23 @@ func load(dir string, e energy.Energy) (*Trainer, *runState, error) {
 	if e.Dim() != st.Dim {
 		return nil, nil, fmt.Errorf("diffusion: the checkpoint in %s is of dimension %d, the energy %v of %d", dir, st.Dim, e, e.Dim())
 	}
-	t, err := New(e, st.Config)
+	// The settings come from the file: a corrupt width must not build a
+	// network larger than the parameters the file holds, nor a corrupt
+	// batch size draw a batch (the threshold is stored).
+	need, err := timenet.NumParams(st.Config.Net, st.Dim)
+	if err != nil {
+		return nil, nil, fmt.Errorf("diffusion: the checkpoint in %s: %w", dir, err)
+	}
+	have := 0.0
+	for _, x := range ts {
+		if x.DType == "F32" {
+			have += float64(x.NumElements())
+		}
+	}
+	if need > have {
+		return nil, nil, fmt.Errorf("diffusion: the checkpoint in %s: its network %+v needs %.4g weights, the file holds %.4g float32 values", dir, st.Config.Net, need, have)
+	}
+	t, err := newTrainer(e, st.Config)
 	if err != nil {
 		return nil, nil, err
 	}
