@@ -535,6 +535,19 @@ func load(dir string, task Task, model ModelFunc) (*Trainer, *runState, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if model == nil {
+		// The widths come from the file: a corrupt one must not build a
+		// network larger than the parameters the file holds.
+		have := 0.0
+		for _, x := range ts {
+			if x.DType == "F32" {
+				have += float64(x.NumElements())
+			}
+		}
+		if need := policyWeights(st.Config, task.Length(), len(task.Alphabet())); need > have {
+			return nil, nil, fmt.Errorf("seqtrain: the checkpoint in %s: its policy %+v needs %.4g weights, the file holds %.4g float32 values", dir, st.Config.Policy, need, have)
+		}
+	}
 	t, err := New(task, st.Config, model)
 	if err != nil {
 		return nil, nil, err
@@ -586,6 +599,27 @@ func load(dir string, task Task, model ModelFunc) (*Trainer, *runState, error) {
 		}
 	}
 	return t, st, nil
+}
+
+// policyWeights is the number of weights of one agent's network that
+// cfg.Policy builds for strings of n tokens over a symbols (a float64, so
+// that corrupt widths cannot overflow).
+func policyWeights(cfg Config, n, a int) float64 {
+	features, actions := float64(n)*float64(a), 1+2*float64(a)
+	if cfg.MDP == "append" {
+		actions = 1 + float64(a)
+	}
+	// A dense layer from x to y has (x+1)·y weights with its bias.
+	dense := func(x, y float64) float64 { return (x + 1) * y }
+	h, e := float64(cfg.Policy.Hidden), float64(cfg.Policy.Embed)
+	if cfg.Policy.Kind == "ssr" {
+		return dense(features, h) + dense(h, e) + dense(2*e, h) + dense(h, 1)
+	}
+	layers := float64(cfg.Policy.Layers)
+	if layers <= 0 {
+		layers = 2
+	}
+	return dense(features, h) + (layers-1)*dense(h, h) + dense(h, actions)
 }
 
 // Resume continues the run whose checkpoint is in dir, writing into
