@@ -87,6 +87,9 @@ func DiffusionFigures(dir string, jobs []DiffusionJob) ([]string, error) {
 		if !exists(filepath.Join(j.Dir, "summary.json")) {
 			continue // not finished: its metrics.csv may be stale
 		}
+		if !exists(filepath.Join(j.Dir, "metrics.csv")) {
+			continue // a sampler without training (smc, ggns) has no curve
+		}
 		c, err := readDiffusionCurve(j.Dir)
 		if err != nil {
 			return nil, err
