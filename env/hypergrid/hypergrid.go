@@ -34,8 +34,8 @@ type Grid struct {
 }
 
 // New returns a d-dimensional grid of side h. It returns an error naming the
-// bad value for d < 1, h < 2, an unknown reward, or a grid whose cells do
-// not fit in 64-bit keys.
+// bad value for d < 1, h < 2, an unknown reward, a grid whose cells do
+// not fit in 64-bit keys, or one with more than MaxFeatures features d·h.
 func New(d, h int, reward Reward) (*Grid, error) {
 	if err := checkSize(d, h); err != nil {
 		return nil, err
@@ -78,8 +78,17 @@ func checkSize(d, h int) error {
 	if float64(d)*math.Log2(float64(h)) >= 63 {
 		return fmt.Errorf("hypergrid: %d^%d cells do not fit in 63 bits", h, d)
 	}
+	if float64(d)*float64(h) > MaxFeatures {
+		return fmt.Errorf("hypergrid: dimension %d and side %d give %d one-hot features, more than the %d allowed", d, h, d*h, MaxFeatures)
+	}
 	return nil
 }
+
+// MaxFeatures bounds a grid's one-hot features d·h (its FeatureLen, the
+// rows of a policy's first layer). It keeps the int32 feature indices
+// from overflowing and a side read from a corrupt checkpoint from
+// allocating its size.
+const MaxFeatures = 1 << 24
 
 // u is the reference code's normalised coordinate, rounded after every
 // operation (the explicit conversions forbid fused multiply-adds).

@@ -155,6 +155,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 		{2, 1, Deceptive, "side 1"},
 		{2, 8, "box", `unknown reward "box"`},
 		{40, 1000, Deceptive, "do not fit"},
+		{1, 1 << 62, Deceptive, "one-hot features"}, // a make() panic before the bound
 	} {
 		_, err := New(c.d, c.h, c.r)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
