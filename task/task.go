@@ -31,7 +31,7 @@ func Build(s Spec) (discrete.Env, error) {
 	}
 	switch s.Task {
 	case "hypergrid":
-		return hypergrid.New(s.Dim, s.Side, hypergrid.Reward(s.Reward))
+		return env(hypergrid.New(s.Dim, s.Side, hypergrid.Reward(s.Reward)))
 	default:
 		return nil, fmt.Errorf("task %q is unknown (allowed: %v)", s.Task, Names)
 	}
@@ -47,7 +47,16 @@ func BuildFunc(s Spec, f hypergrid.LogRewardFunc) (discrete.Env, error) {
 	if s.Reward != "" && s.Reward != string(hypergrid.Custom) {
 		return nil, fmt.Errorf("task: reward %q and a log-reward function: give one of them", s.Reward)
 	}
-	return hypergrid.NewCustom(s.Dim, s.Side, f)
+	return env(hypergrid.NewCustom(s.Dim, s.Side, f))
+}
+
+// env returns g as a discrete.Env, nil with an error: a nil *Grid would
+// make a non-nil interface.
+func env(g *hypergrid.Grid, err error) (discrete.Env, error) {
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
 }
 
 // BuildJSON is Build on a JSON-encoded Spec, for train.Load.
