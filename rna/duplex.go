@@ -177,7 +177,7 @@ func (p *Params) fill(s1, s2 []uint8, s *scratch) (emin, imin, jmin int) {
 					u1 := i - k - 1
 					// Skip row k when its best entry beyond j with the
 					// cheapest loop of this u1 cannot lower e.
-					if sm[k*w+j+1]+int(p.lbRow[u1]) >= e {
+					if sm[k*w+j+1]+p.lbRow[u1] >= e {
 						continue
 					}
 					ck := c[k*w : (k+1)*w]
@@ -192,7 +192,7 @@ func (p *Params) fill(s1, s2 []uint8, s *scratch) (emin, imin, jmin int) {
 						}
 						u2 := l - j - 1
 						ekl := ck[l]
-						if ekl+int(lb[u2]) >= e {
+						if ekl+lb[u2] >= e {
 							continue
 						}
 						ekl += p.intLoop(u1, u2, int(pairType[bk][s2[l]]), rt, int(s1[k+1]), int(s2[l-1]), sp, sq)

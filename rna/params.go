@@ -62,9 +62,11 @@ type Params struct {
 	ext [nPairs][nBases + 1][nBases + 1]int32
 	// lb[u1][u2] is a lower bound of every internal loop energy with u1 and
 	// u2 unpaired bases, used to skip loops that cannot improve a minimum.
-	lb [maxLoop + 1][maxLoop + 1]int32
+	// It is an int: sums of a file's int32 entries can leave the int32
+	// range, and a wrapped bound skipped loops that were minimal.
+	lb [maxLoop + 1][maxLoop + 1]int
 	// lbRow[u1] is the least lb[u1][u2] over u2.
-	lbRow [maxLoop + 1]int32
+	lbRow [maxLoop + 1]int
 }
 
 var (
@@ -400,7 +402,7 @@ func (p *Params) deriveBounds() {
 				// evaluating with all mismatches but one pair held fixed.
 				best = p.boundGeneric(u1, u2)
 			}
-			p.lb[u1][u2] = int32(best)
+			p.lb[u1][u2] = best
 		}
 		p.lbRow[u1] = slices.Min(p.lb[u1][:maxLoop-u1+1])
 	}
