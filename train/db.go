@@ -69,7 +69,7 @@ func trajectoryTarget(cfg Config, ds []float64, logR float64) float64 {
 func (t *Trainer) sampleTransitions() {
 	w := t.Env.StateLen()
 	n := t.Cfg.Batch * 8
-	if rt, ok := t.Env.(interface{ ReplayTransitions(batch int) int }); ok {
+	if rt, ok := t.Env.(TransitionReplayer); ok {
 		n = rt.ReplayTransitions(t.Cfg.Batch)
 	}
 	t.bufX, t.logR = t.buffer.Sample(n, t.rng, t.bufX[:0], t.logR[:0])

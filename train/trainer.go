@@ -60,6 +60,18 @@ func (a *Agent) update(clip float64) {
 	a.Opt.Step()
 }
 
+// ReplayCapacitor is an environment that sets the replay buffer's default
+// capacity (the grid reference scales it with the grid's size).
+type ReplayCapacitor interface {
+	ReplayCapacity() int
+}
+
+// TransitionReplayer is an environment that sets how many single
+// transitions a DB replay batch of batch trajectories draws.
+type TransitionReplayer interface {
+	ReplayTransitions(batch int) int
+}
+
 // ModeTester is implemented by environments that know their modes.
 type ModeTester interface {
 	IsMode(x []int32) bool
@@ -159,7 +171,7 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 			}
 		}
 		if capacity == 0 {
-			rc, ok := env.(interface{ ReplayCapacity() int })
+			rc, ok := env.(ReplayCapacitor)
 			if !ok {
 				return nil, fmt.Errorf("buffer capacity 0 asks the environment for a default, and %v has none: set it", env)
 			}
