@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -29,8 +30,8 @@ func (b *Batch) Len() int { return len(b.Sequences) + len(b.Points) + len(b.Cell
 // writes into out (len(out) = b.Len()) until r ends, when it returns nil.
 // An error from score is sent as the batch's error; non-finite values are
 // written as Python writes them (NaN, Infinity, -Infinity), which gfn
-// reports. Serve returns an error for a malformed request and when
-// writing to w fails.
+// reports. Serve returns an error for a malformed request (an object not
+// of the shape included) and when writing to w fails.
 func Serve(r io.Reader, w io.Writer, score func(s Shape, b *Batch, out []float64) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), maxLine)
@@ -92,6 +93,9 @@ func Serve(r io.Reader, w io.Writer, score func(s Shape, b *Batch, out []float64
 		if err != nil || b.Len() != req.N {
 			return fmt.Errorf("rewardcmd: batch %d: %d objects, want %d (%v)", req.Batch, b.Len(), req.N, err)
 		}
+		if err := shape.check(b); err != nil {
+			return fmt.Errorf("rewardcmd: batch %d: %w", req.Batch, err)
+		}
 		out = append(out[:0], make([]float64, req.N)...)
 		ans := []byte(`{"batch":`)
 		ans = strconv.AppendInt(ans, int64(req.Batch), 10)
@@ -122,4 +126,37 @@ func Serve(r io.Reader, w io.Writer, score func(s Shape, b *Batch, out []float64
 		}
 	}
 	return sc.Err()
+}
+
+// check reports the first object of b that is not of shape s, so that
+// score sees only objects of the task's shape.
+func (s Shape) check(b *Batch) error {
+	for i, x := range b.Sequences {
+		n := 0
+		for _, r := range x {
+			if !slices.Contains(s.Alphabet, string(r)) {
+				return fmt.Errorf("sequence %d (%q) has %q, which is not in the alphabet %q", i, x, r, s.Alphabet)
+			}
+			n++
+		}
+		if n != s.Length {
+			return fmt.Errorf("sequence %d (%q) has %d tokens, want %d", i, x, n, s.Length)
+		}
+	}
+	for i, x := range b.Points {
+		if len(x) != s.Dim {
+			return fmt.Errorf("point %d has %d coordinates, want %d", i, len(x), s.Dim)
+		}
+	}
+	for i, x := range b.Cells {
+		if len(x) != s.Dim {
+			return fmt.Errorf("cell %d has %d coordinates, want %d", i, len(x), s.Dim)
+		}
+		for _, v := range x {
+			if v < 0 || v >= s.Side {
+				return fmt.Errorf("cell %d %v is outside {0..%d}^%d", i, x, s.Side-1, s.Dim)
+			}
+		}
+	}
+	return nil
 }
