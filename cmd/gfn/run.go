@@ -29,6 +29,7 @@ Commands:
   eval     evaluate a checkpoint's Student (exact and empirical metrics)
   reward   print the score and reward of sequences of a sequence-design task
   bench    reproducible measurements ("gfn bench speed")
+  version  print gfn's version, the Go version and the source revision
   help     show this help, or "gfn help <command>" for a command's flags
 
 Run "gfn <command> --help" for the flags of a command.
@@ -52,6 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runBench(ctx, rest, stdout, stderr)
 	case "reward":
 		return runReward(rest, stdout)
+	case "version", "--version", "-version":
+		return runVersion(rest, stdout)
 	case "help", "-h", "--help", "-help":
 		if len(rest) > 0 {
 			return run(ctx, []string{rest[0], "--help"}, stdout, stderr)
@@ -60,7 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	default:
 		fmt.Fprint(stderr, topUsage)
-		return usagef("unknown command %q (allowed: train, sample, eval, reward, bench, help)", cmd)
+		return usagef("unknown command %q (allowed: train, sample, eval, reward, bench, version, help)", cmd)
 	}
 }
 
