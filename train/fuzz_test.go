@@ -30,7 +30,9 @@ func fuzzCheckpoints(f testing.TB) [][]byte {
 	var out [][]byte
 	for i, edit := range []func(*train.Config){
 		func(c *train.Config) { c.Buffer = replay.Teacher; c.BufferCap = 8 },
-		func(c *train.Config) { c.Method, c.Objective, c.Buffer, c.BufferCap = train.MethodTB, train.ObjectiveDB, replay.Reward, 8 },
+		func(c *train.Config) {
+			c.Method, c.Objective, c.Buffer, c.BufferCap = train.MethodTB, train.ObjectiveDB, replay.Reward, 8
+		},
 		func(c *train.Config) { c.Method = train.MethodTB },
 	} {
 		cfg := train.DefaultConfig()
