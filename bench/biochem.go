@@ -14,8 +14,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/gfngo/gfn/biochem"
 	"github.com/gfngo/gfn/safefile"
@@ -232,12 +230,7 @@ func RunBiochem(ctx context.Context, o BiochemOptions, run Runner, log io.Writer
 		fmt.Fprintf(log, "%s: %d of %d runs finished; collecting them only\n", name, n, len(jobs))
 		return CollectBiochem(jobs)
 	}
-	type pending struct {
-		j    BiochemJob
-		st   RunStatus
-		args []string
-	}
-	var todo []pending
+	var todo []pendingRun
 	done := 0
 	for _, j := range jobs {
 		st, args := j.Next()
@@ -250,52 +243,12 @@ func RunBiochem(ctx context.Context, o BiochemOptions, run Runner, log io.Writer
 				return nil, err
 			}
 		}
-		todo = append(todo, pending{j, st, args})
+		todo = append(todo, pendingRun{fmt.Sprintf("%s %s seed %d", j.Task, j.Method, j.Seed), st, args})
 	}
-	// Interrupted runs first: they are closest to finishing.
-	sort.SliceStable(todo, func(a, b int) bool { return todo[a].st == RunResume && todo[b].st != RunResume })
-	resumes := 0
-	for _, k := range todo {
-		if k.st == RunResume {
-			resumes++
-		}
+	firstErr := runPending(ctx, log, name, todo, len(jobs), done, "", o.Jobs, run)
+	if firstErr != nil {
+		firstErr = fmt.Errorf("bench: %w", firstErr)
 	}
-	lanes := max(o.Jobs, 1)
-	fmt.Fprintf(log, "%s: %d runs, %d already done, %d to resume, %d to start; %d at a time\n",
-		name, len(jobs), done, resumes, len(todo)-resumes, lanes)
-	sem := make(chan struct{}, lanes)
-	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
-	for _, k := range todo {
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			start := time.Now()
-			err := run(ctx, k.args)
-			mu.Lock()
-			defer mu.Unlock()
-			done++
-			what := fmt.Sprintf("%s %s seed %d", k.j.Task, k.j.Method, k.j.Seed)
-			if k.st == RunResume {
-				what += " (resumed)"
-			}
-			if err != nil {
-				if firstErr == nil && ctx.Err() == nil {
-					firstErr = fmt.Errorf("bench: %s: %w", what, err)
-				}
-				fmt.Fprintf(log, "[%d/%d] %s failed: %v\n", done, len(jobs), what, err)
-				return
-			}
-			fmt.Fprintf(log, "[%d/%d] %s done in %s\n", done, len(jobs), what, time.Since(start).Round(time.Second))
-		}()
-	}
-	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -15,8 +15,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/energy"
@@ -270,12 +268,7 @@ func RunDiffusion(ctx context.Context, t DiffusionTable, o DiffusionOptions, run
 		fmt.Fprintf(log, "%s: %d of %d runs finished; collecting them only\n", name, n, len(jobs))
 		return CollectDiffusion(t.Name, o.preset(), jobs)
 	}
-	type pending struct {
-		j    DiffusionJob
-		st   RunStatus
-		args []string
-	}
-	var todo []pending
+	var todo []pendingRun
 	done, reused := 0, 0
 	for _, j := range jobs {
 		st, args := j.Next()
@@ -290,54 +283,13 @@ func RunDiffusion(ctx context.Context, t DiffusionTable, o DiffusionOptions, run
 			done++
 			continue
 		}
-		todo = append(todo, pending{j, st, args})
+		todo = append(todo, pendingRun{fmt.Sprintf("%s %s seed %d", j.Task, j.Method, j.Seed), st, args})
 	}
-	// Interrupted runs first: they are closest to finishing.
-	sort.SliceStable(todo, func(a, b int) bool { return todo[a].st == RunResume && todo[b].st != RunResume })
-	resumes := 0
-	for _, k := range todo {
-		if k.st == RunResume {
-			resumes++
-		}
-	}
-	fmt.Fprintf(log, "%s: %d runs, %d already done", name, len(jobs), done)
+	note := ""
 	if reused > 0 {
-		fmt.Fprintf(log, " (%d copied from the main table's identical runs)", reused)
+		note = fmt.Sprintf(" (%d copied from the main table's identical runs)", reused)
 	}
-	fmt.Fprintf(log, ", %d to resume, %d to start; %d at a time\n", resumes, len(todo)-resumes, max(o.Jobs, 1))
-	sem := make(chan struct{}, max(o.Jobs, 1))
-	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
-	for _, k := range todo {
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			start := time.Now()
-			err := run(ctx, k.args)
-			mu.Lock()
-			defer mu.Unlock()
-			done++
-			what := fmt.Sprintf("%s %s seed %d", k.j.Task, k.j.Method, k.j.Seed)
-			if k.st == RunResume {
-				what += " (resumed)"
-			}
-			if err != nil {
-				if firstErr == nil && ctx.Err() == nil {
-					firstErr = fmt.Errorf("%s: %w", what, err)
-				}
-				fmt.Fprintf(log, "[%d/%d] %s failed: %v\n", done, len(jobs), what, err)
-				return
-			}
-			fmt.Fprintf(log, "[%d/%d] %s done in %s\n", done, len(jobs), what, time.Since(start).Round(time.Second))
-		}()
-	}
-	wg.Wait()
+	firstErr := runPending(ctx, log, name, todo, len(jobs), done, note, o.Jobs, run)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
