@@ -48,6 +48,12 @@ var GridMethods = map[string][]string{
 	"teacher-ls":     {"--method", "teacher", "--ls"},
 	"tb-ls-per":      {"--method", "tb", "--ls", "--buffer", "teacher"},
 	"teacher-ls-per": {"--method", "teacher", "--ls", "--buffer", "teacher"},
+	// Several Teachers (issue 17; the paper's future work): K take the T
+	// slots in turn, sharing R_T by their probabilities of x, or each
+	// with the whole R_T (none: independent Teachers).
+	"teacher-k2":      {"--method", "teacher", "--teachers", "2"},
+	"teacher-k3":      {"--method", "teacher", "--teachers", "3"},
+	"teacher-k3-none": {"--method", "teacher", "--teachers", "3", "--teacher-split", "none"},
 }
 
 func init() {
@@ -89,6 +95,9 @@ var GridTables = []GridTable{
 	{"ablation-alpha", []string{"teacher-alpha0.0", "teacher-alpha0.5"}, ablGrids, 3},
 	{"ablation-nmc", []string{"teacher-nmc1", "teacher-nmc3", "teacher-nmc5", "teacher-nmc10"}, ablGrids, 3},
 	{"local-search", []string{"tb-ls", "teacher-ls", "tb-ls-per", "teacher-ls-per"}, table1Grids, 3},
+	// Not in the paper: the multi-Teacher against the single one at the
+	// same reward budget.
+	{"multi", []string{"teacher", "teacher-k3", "teacher-k3-none"}, []Grid{{4, 64}, {6, 32}, {6, 64}}, 3},
 }
 
 // TableByName finds a table.

@@ -118,10 +118,19 @@ const (
 // agents yields the named agents in checkpoint order.
 func (t *Trainer) agents() iter.Seq2[string, *Agent] {
 	return func(yield func(string, *Agent) bool) {
-		if !yield("student", t.Student) || t.Teacher == nil {
+		if !yield("student", t.Student) {
 			return
 		}
-		yield("teacher", t.Teacher)
+		// The first Teacher keeps the single Teacher's name.
+		for k, a := range t.Teachers {
+			name := "teacher"
+			if k > 0 {
+				name = fmt.Sprintf("teacher%d", k)
+			}
+			if !yield(name, a) {
+				return
+			}
+		}
 	}
 }
 
@@ -333,6 +342,7 @@ func checkNetworkSize(env discrete.Env, cfg Config, ts []safetensors.Tensor) err
 		need += (in + 1) * float64(w)
 		in = float64(w)
 	}
+	need *= float64(1 + cfg.numTeachers()) // the Teachers' networks too
 	if need > have {
 		return fmt.Errorf("hidden widths %v need %.4g weights, the checkpoint holds %.4g float32 values", cfg.Hidden, need, have)
 	}

@@ -59,6 +59,15 @@ type Config struct {
 	TeacherEps    float64       `json:"teacher_eps"` // ε of the paper form
 	NMC           int           `json:"n_mc"`
 	TeacherLR     float64       `json:"teacher_lr"`
+	// Teachers is the number of Teachers of method teacher: 0 or 1 is the
+	// paper's single Teacher. K > 1 Teachers (the multi-Teacher of the
+	// paper's discussion; TB only) take the schedule's T slots in turn,
+	// each trains on every batch, and they share the Student's loss
+	// signal by TeacherSplit.
+	Teachers int `json:"teachers,omitempty"`
+	// TeacherSplit is how K > 1 Teachers share the reward (teacher.Share
+	// when empty; teacher.None gives each the whole reward).
+	TeacherSplit teacher.Split `json:"teacher_split,omitempty"`
 	// GAFNScale scales GAFN's intrinsic rewards (0.01 on the grid).
 	GAFNScale float64 `json:"gafn_scale,omitempty"`
 	// Schedule is the cycle of behaviour policies: S (Student), T
@@ -123,6 +132,22 @@ func (c Config) Reward() teacher.Reward {
 	return teacher.Reward{Form: f, C: c.C, Alpha: c.Alpha, Eps: c.TeacherEps}
 }
 
+// numTeachers is the number of Teachers of the run (0 without one).
+func (c Config) numTeachers() int {
+	if c.Method != MethodTeacher {
+		return 0
+	}
+	return max(c.Teachers, 1)
+}
+
+// split is the effective multi-Teacher split.
+func (c Config) split() teacher.Split {
+	if c.TeacherSplit == "" {
+		return teacher.Share
+	}
+	return c.TeacherSplit
+}
+
 // schedule returns the effective cycle.
 func (c Config) schedule() teacher.Schedule {
 	switch {
@@ -169,6 +194,17 @@ func (c Config) Validate() error {
 		return fmt.Errorf("teacher reward %q is unknown (allowed: %s, %s)", c.TeacherReward, RewardReference, RewardPaper)
 	case c.NMC < 1:
 		return fmt.Errorf("n-mc %d must be at least 1", c.NMC)
+	case c.Teachers < 0:
+		return fmt.Errorf("teachers %d must be >= 0 (0 or 1: one Teacher)", c.Teachers)
+	case c.Teachers > 1 && c.Method != MethodTeacher:
+		return fmt.Errorf("teachers %d need method %q, not %q", c.Teachers, MethodTeacher, c.Method)
+	case c.Teachers > 1 && c.Objective != ObjectiveTB:
+		return fmt.Errorf("teachers %d train with TB; objective %q has one Teacher only", c.Teachers, c.Objective)
+	}
+	if c.TeacherSplit != "" {
+		if err := c.TeacherSplit.Validate(); err != nil {
+			return err
+		}
 	}
 	for _, h := range c.Hidden {
 		if h < 1 {

@@ -21,6 +21,7 @@ import (
 	"github.com/gfngo/gfn/env/hypergrid"
 	"github.com/gfngo/gfn/replay"
 	"github.com/gfngo/gfn/safetensors"
+	"github.com/gfngo/gfn/teacher"
 	"github.com/gfngo/gfn/train"
 )
 
@@ -220,6 +221,10 @@ func TestResumeIsBitIdentical(t *testing.T) {
 		{"db-per", func(c *train.Config) { c.Objective, c.Buffer = train.ObjectiveDB, replay.Teacher }, true},
 		{"gafn", func(c *train.Config) { c.Method = train.MethodGAFN }, false},
 		{"nmc-eps", func(c *train.Config) { c.NMC, c.Eps = 2, 0.05 }, true},
+		{"teachers-3", func(c *train.Config) { c.Teachers = 3 }, false},
+		{"teachers-2-none-per", func(c *train.Config) {
+			c.Teachers, c.TeacherSplit, c.Buffer, c.BufferCap = 2, teacher.None, replay.Teacher, 30
+		}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -97,6 +97,10 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *train.Config) { c.NMC = 0 }, "n-mc 0"},
 		{func(c *train.Config) { c.Eps = 2 }, "eps 2"},
 		{func(c *train.Config) { c.TeacherReward = "x" }, `teacher reward "x"`},
+		{func(c *train.Config) { c.Teachers = -1 }, "teachers -1"},
+		{func(c *train.Config) { c.Teachers, c.Method = 2, train.MethodTB }, `teachers 2 need method "teacher"`},
+		{func(c *train.Config) { c.Teachers, c.Objective = 3, train.ObjectiveDB }, `objective "db" has one Teacher`},
+		{func(c *train.Config) { c.Teachers, c.TeacherSplit = 2, "vote" }, `split "vote" is unknown`},
 	} {
 		cfg := train.DefaultConfig()
 		c.mod(&cfg)

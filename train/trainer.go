@@ -83,6 +83,9 @@ type Trainer struct {
 	Cfg     Config
 	Student *Agent
 	Teacher *Agent // nil for method tb
+	// Teachers holds every Teacher, Teachers[0] == Teacher: one, or
+	// Config.Teachers of them.
+	Teachers []*Agent
 
 	// Counters.
 	Step        int // iterations done
@@ -119,6 +122,13 @@ type Trainer struct {
 	// sampling (tests compare the two).
 	noCompanion bool
 
+	// multi holds each Teacher's scratch when the Teachers' step is the
+	// K-Teacher one (always with K > 1; tests set multiPath with K = 1).
+	multi     []teacherScratch
+	multiPath bool
+	logPs     [][]float64 // the rows of multi's logP, for teacher.Split
+	targets   [][]float64 // the rows of multi's target
+
 	// update is the TB round in package teacher's update order, its
 	// functions set once (an iteration then allocates nothing).
 	update teacher.Update
@@ -147,9 +157,13 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 		reward: cfg.Reward(),
 	}
 	t.Student = newAgent(env, cfg, cfg.LR, rng)
-	if cfg.Method == MethodTeacher {
-		t.Teacher = newAgent(env, cfg, cfg.TeacherLR, rng)
+	for range cfg.numTeachers() {
+		t.Teachers = append(t.Teachers, newAgent(env, cfg, cfg.TeacherLR, rng))
 	}
+	if len(t.Teachers) > 0 {
+		t.Teacher = t.Teachers[0]
+	}
+	t.multiPath = len(t.Teachers) > 1
 	if cfg.Method == MethodGAFN {
 		t.gafn = newGAFN(env, cfg.LR, rng)
 	}
@@ -234,7 +248,7 @@ func (t *Trainer) Iterate() (Iteration, error) {
 	default:
 		behaviour := t.Student
 		if role == 'T' {
-			behaviour = t.Teacher
+			behaviour = t.Teachers[t.schedule.TeacherIndex(i, len(t.Teachers))]
 		}
 		// Record the behaviour policy's forward passes: its own TB step
 		// on this batch then reuses them instead of recomputing.
@@ -243,11 +257,17 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		if opt.Record && t.Teacher != nil && !t.noCompanion {
 			// The other agent trains on this batch too: its forward pass
 			// runs beside the sampling, on the core sampling leaves idle.
-			other := t.Teacher
-			if role == 'T' {
+			// (Of K > 1 Teachers none is the Student's companion.)
+			var other *Agent
+			switch {
+			case role == 'T':
 				other = t.Student
+			case len(t.Teachers) == 1:
+				other = t.Teacher
 			}
-			opt.Companion, _ = other.Model.(discrete.Recorder)
+			if other != nil {
+				opt.Companion, _ = other.Model.(discrete.Recorder)
+			}
 		}
 		t.sampler.Forward(behaviour.Model, cfg.Batch, opt, t.rng, &t.batch)
 		if err := t.rewards(&t.batch, &t.logR); err != nil {
@@ -314,9 +334,64 @@ func (t *Trainer) initUpdate() {
 	u.TargetsAfterStudent = needRT && cfg.NMC > 1
 	u.StudentGrad = func() { t.tb.Grad(t.Env, t.Student.Model, t.Student.LogZ, &t.batch, t.delta) }
 	u.StudentUpdate = func() { t.Student.update(cfg.ClipNorm) }
-	if t.Teacher != nil {
+	switch {
+	case t.multiPath:
+		t.initTeachers()
+		u.TeacherStep = t.teachersStep
+	case t.Teacher != nil:
 		u.TeacherStep = t.teacherStepLoss
 	}
+}
+
+// teacherScratch is one of K Teachers' TB scratch and per-object values.
+type teacherScratch struct {
+	tb                         discrete.TB
+	logPF, logP, target, delta []float64
+}
+
+func (t *Trainer) initTeachers() {
+	K := len(t.Teachers)
+	t.multi = make([]teacherScratch, K)
+	t.logPs = make([][]float64, K)
+	t.targets = make([][]float64, K)
+}
+
+// teachersStep is the K-Teacher step: each Teacher's log P_F(τ) on the
+// batch, its estimate ℓ_k(x) = log P_F^k(τ) − log P_B(τ|x) of log P_k(x),
+// the targets split by Config.TeacherSplit from the single Teacher's
+// (t.logRT), then each Teacher's TB step on its own targets. It returns
+// the Teachers' mean loss. Like teacherStepLoss it touches only the
+// Teachers' state.
+func (t *Trainer) teachersStep() float64 {
+	n := t.batch.Len()
+	for k, a := range t.Teachers {
+		s := &t.multi[k]
+		s.logPF, s.logP = grow(s.logPF, n), grow(s.logP, n)
+		s.target, s.delta = grow(s.target, n), grow(s.delta, n)
+		s.tb.LogPF(t.Env, a.Model, &t.batch, s.logPF)
+		for b := range n {
+			s.logP[b] = s.logPF[b] - t.batch.LogPB[b]
+		}
+		t.logPs[k], t.targets[k] = s.logP, s.target
+	}
+	t.Cfg.split().Targets(t.logRT[:n], t.logPs, t.targets)
+	var loss float64
+	for k, a := range t.Teachers {
+		s := &t.multi[k]
+		nn.ZeroGrad(a.Params())
+		z := float64(a.LogZ.Value[0])
+		var l float64
+		for b := range n {
+			// discrete.TB.Eval's δ, in its order of operations.
+			d := s.target[b] + t.batch.LogPB[b] - z - s.logPF[b]
+			s.delta[b] = d
+			l += d * d
+		}
+		s.tb.Grad(t.Env, a.Model, a.LogZ, &t.batch, s.delta)
+		a.update(t.Cfg.ClipNorm)
+		loss += l / float64(n)
+	}
+	return loss / float64(len(t.Teachers))
 }
 
 // teacherStepLoss trains the Teacher on t.batch with the targets t.logRT and

@@ -74,6 +74,8 @@ func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *
 	fs.Float64Var(&d.Alpha, "alpha", d.Alpha, "reward mixing: weight alpha of log R in the Teacher reward")
 	fs.Float64Var(&d.TeacherEps, "teacher-eps", d.TeacherEps, "smoothing eps of the paper-form Teacher reward")
 	fs.IntVar(&d.NMC, "n-mc", d.NMC, "backward trajectories per x averaged in the Teacher reward (>= 1)")
+	fs.IntVar(&d.Teachers, "teachers", 1, "number of Teachers K of method teacher; K > 1 take the T slots in turn and share the Teacher reward by --teacher-split")
+	split := fs.String("teacher-split", string(teacher.Share), "how K > 1 Teachers share the reward: share (R_T times Teacher k's share of the Teachers' probability of x) or none (each the whole R_T)")
 	fs.StringVar(&d.Schedule, "schedule", "", "behaviour-policy cycle of S (Student), T (Teacher) and B (buffer replay); empty = SSTT for teacher, S for tb, SBTB and SB with --buffer")
 	ratio := fs.String("ratio", "", "behaviour ratio Student:Teacher:Buffer, like 1:1:2 (SBTB) or 2:1:3; an alternative to --schedule")
 	buffer := fs.String("buffer", "", "replay buffer priority: uniform, reward (PRT), loss (delta^2) or teacher (PER); empty = no buffer")
@@ -120,6 +122,11 @@ func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *
 	}
 	d.Method, d.TeacherReward, d.Hidden = train.Method(*method), train.TeacherReward(*treward), hidden
 	d.Buffer = replay.Priority(*buffer)
+	if d.Teachers > 1 {
+		d.TeacherSplit = teacher.Split(*split)
+	} else if flagGiven(fs, "teacher-split") {
+		return usagef("--teacher-split %q needs --teachers > 1 (got %d)", *split, d.Teachers)
+	}
 	d.Objective = train.Objective(*objective)
 	if *ratio != "" {
 		if d.Schedule != "" {
@@ -183,7 +190,11 @@ func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *
 	if !*quiet {
 		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
 	}
-	fmt.Fprintf(stdout, "gfn train: %v, method %s, seed %d, %d reward calls in %d steps of %d\n", env, d.Method, d.Seed, d.RewardCalls, d.Steps(), d.Batch)
+	methodName := string(d.Method)
+	if d.Teachers > 1 {
+		methodName = fmt.Sprintf("%s (%d Teachers, split %s)", d.Method, d.Teachers, d.TeacherSplit)
+	}
+	fmt.Fprintf(stdout, "gfn train: %v, method %s, seed %d, %d reward calls in %d steps of %d\n", env, methodName, d.Seed, d.RewardCalls, d.Steps(), d.Batch)
 	if *cpuprofile != "" {
 		stop, err := startCPUProfile(*cpuprofile)
 		if err != nil {
