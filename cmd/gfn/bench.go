@@ -97,7 +97,7 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		names = append(names, t.Name)
 	}
 	fs := newFlagSet("bench grid", "Run every method × grid × seed of one of the paper's grid tables as separate gfn train\nprocesses (resumable: runs with a summary.json are skipped), then write results.csv,\nresults.md (mean ± std next to the paper's numbers) and figures/ to --out.")
-	table := fs.String("table", "", "table to reproduce: "+strings.Join(names, ", ")+" (required)")
+	table := fs.String("table", "tb", "table to reproduce: "+strings.Join(names, ", ")+" (tb is the paper's main grid table, Table 1)")
 	seeds := fs.Int("seeds", 0, "seeds per method and grid (0 = the table's: 5 for tb, 3 otherwise)")
 	jobs := fs.Int("jobs", runtime.NumCPU(), "runs at a time")
 	quick := fs.Bool("quick", false, "smoke run: 1 seed, 1/20 of the reward calls, 2000 evaluation samples")
@@ -204,7 +204,7 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 		names = append(names, t.Name)
 	}
 	fs := newFlagSet("bench diffusion", "Run every method × task × seed of one of the paper's diffusion-sampler tables as separate\ngfn train processes, --jobs at a time, into --out/<table>/<task>-<method>-seed<S>. Resumable:\na run with a summary.json is skipped, one with a checkpoint and no summary is continued with\ngfn train --resume (checkpoints every 500 iterations), others start afresh. Then writes\nresults.csv, results.md (mean ± std next to the paper's numbers) and figures/ to --out/<table>.\nTables: main (Table 2: tb, eps, prt, per, teacher on 25gmm and manywell), alpha (teacher with\nalpha 0 and 0.5; alpha 0.5 copies main's finished teacher runs, the same command), local-search\n(per and teacher with --ls on manywell).")
-	table := fs.String("table", "", "table to reproduce: "+strings.Join(names, ", ")+" (required)")
+	table := fs.String("table", "main", "table to reproduce: "+strings.Join(names, ", ")+" (main is the paper's Table 2)")
 	seeds := fs.Int("seeds", 0, "seeds per method and task (0 = the paper's 5; 1 with --quick)")
 	jobs := fs.Int("jobs", runtime.NumCPU(), "runs at a time")
 	quick := fs.Bool("quick", false, "smoke run: 1 seed, 40 iterations of 64 trajectories of 20 steps, width 64, small evaluations")
