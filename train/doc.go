@@ -18,6 +18,13 @@
 // With N_MC > 1 the δ-dependent part is averaged in the log domain over the
 // batch trajectory and N_MC-1 extra trajectories drawn from P_B(·|x).
 //
+// With Config.Teachers = K > 1 (TB only), K Teachers take the schedule's T
+// slots in turn and each trains on every batch; by Config.TeacherSplit
+// (teacher.Split) they share R_T in proportion to their estimated
+// probabilities of x, log P_k(x) ≈ log P_F^k(τ) − log P_B(τ|x), or each
+// take the whole of it. Trainer.Teacher is the first of Trainer.Teachers;
+// the Teacher's curve columns and exact distances are the first Teacher's.
+//
 // The reward forms, the schedule, the update order and the budget are
 // package teacher's, shared with the other families; this package supplies
 // the grid's sampling, scoring and replay of trajectories.
