@@ -2,6 +2,7 @@ package diffusion
 
 import (
 	"context"
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -71,7 +72,7 @@ func (r *runner) checkpoint() error {
 	var err error
 	for _, s := range []struct {
 		dst *[]byte
-		src interface{ MarshalBinary() ([]byte, error) }
+		src encoding.BinaryMarshaler
 	}{{&st.RNG, t.src}, {&st.TeacherRNG, t.teacherSrc}, {&st.EvalRNG, r.evalSrc}, {&st.ExactRNG, r.exactSrc}} {
 		if *s.dst, err = s.src.MarshalBinary(); err != nil {
 			return err
@@ -186,7 +187,7 @@ func load(dir string, e energy.Energy) (*Trainer, *runState, error) {
 		}
 	}
 	for _, s := range []struct {
-		src interface{ UnmarshalBinary([]byte) error }
+		src encoding.BinaryUnmarshaler
 		b   []byte
 	}{{t.src, st.RNG}, {t.teacherSrc, st.TeacherRNG}} {
 		if err := s.src.UnmarshalBinary(s.b); err != nil {
@@ -244,7 +245,7 @@ func Resume(ctx context.Context, dir string, e energy.Energy, opt RunOptions) (*
 	opt.CheckpointEvery, opt.NoFigures = st.CheckpointEvery, st.NoFigures
 	r := newRunner(ctx, t, opt)
 	for _, s := range []struct {
-		src interface{ UnmarshalBinary([]byte) error }
+		src encoding.BinaryUnmarshaler
 		b   []byte
 	}{{r.evalSrc, st.EvalRNG}, {r.exactSrc, st.ExactRNG}} {
 		if err := s.src.UnmarshalBinary(s.b); err != nil {

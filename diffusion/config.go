@@ -13,6 +13,7 @@ import (
 // Method names a training method of the diffusion table.
 type Method string
 
+// The methods of the diffusion table.
 const (
 	MethodTB      Method = "tb"      // on-policy TB
 	MethodEps     Method = "eps"     // on-policy TB with exploration noise

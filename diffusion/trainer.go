@@ -121,10 +121,12 @@ type RewardError struct {
 	Err       error
 }
 
+// Error names the iteration and the energy's error.
 func (e *RewardError) Error() string {
 	return fmt.Sprintf("diffusion: iteration %d: %v", e.Iteration, e.Err)
 }
 
+// Unwrap returns the energy's error.
 func (e *RewardError) Unwrap() error { return e.Err }
 
 // NonFiniteError reports a log-reward that is NaN or infinite.

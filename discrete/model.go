@@ -61,6 +61,8 @@ func NewMLPModelHeads(env Env, prefix string, hidden []int, extra int, rng *rand
 	return &MLPModel{Env: env, Net: net}
 }
 
+// Forward encodes the states' one-hot features and returns the network's
+// rows×(NumActions+extra) outputs.
 func (m *MLPModel) Forward(states []int32, rows int) *nn.Matrix {
 	m.gen++
 	w, k := m.Env.StateLen(), m.Env.FeaturesPerState()
@@ -71,23 +73,31 @@ func (m *MLPModel) Forward(states []int32, rows int) *nn.Matrix {
 	return m.Net.ForwardIndices(m.idx, k)
 }
 
+// Backward accumulates the parameter gradients of the last Forward.
 func (m *MLPModel) Backward(dlogits *nn.Matrix) { m.Net.Backward(dlogits) }
 
+// StartRecording makes the following Forward calls append to a tape.
 func (m *MLPModel) StartRecording() { m.Net.Record() }
 
+// StopRecording makes the tape the most recent forward pass and returns
+// its outputs with the pass's generation.
 func (m *MLPModel) StopRecording() (*nn.Matrix, uint64) {
 	m.gen++
 	return m.Net.EndRecord(), m.gen
 }
 
+// Generation counts forward passes (Forward, StopRecording, KeepRows).
 func (m *MLPModel) Generation() uint64 { return m.gen }
 
+// KeepRows reduces the recorded pass to the given rows, in that order, and
+// returns their outputs.
 func (m *MLPModel) KeepRows(rows []int32) *nn.Matrix {
 	m.gen++
 	m.Net.KeepRows(rows)
 	return m.Net.Output()
 }
 
+// Params lists the network's trainable parameters.
 func (m *MLPModel) Params() []*nn.Param { return m.Net.Params() }
 
 // Clone returns a model sharing m's parameters with buffers of its own, for

@@ -21,6 +21,7 @@ type Layer interface {
 // Activation is an element-wise function fused into a layer's output.
 type Activation int
 
+// The activations: φ(v) = v, the leaky ReLU and the GELU.
 const (
 	Identity  Activation = iota
 	LeakyReLU            // max(v, 0.01·v), torch.nn.LeakyReLU's default slope
@@ -87,9 +88,14 @@ func newAffine(name string, in, out int, rng *rand.Rand) (w, b *Param) {
 	return w, b
 }
 
-func (l *Linear) In() int  { return l.W.Shape[0] }
+// In is the input width.
+func (l *Linear) In() int { return l.W.Shape[0] }
+
+// Out is the output width.
 func (l *Linear) Out() int { return l.W.Shape[1] }
 
+// Forward returns act(x·W + b), owned by the layer until its next Forward.
+// It keeps x for Backward.
 func (l *Linear) Forward(x *Matrix) *Matrix {
 	if x.Cols != l.In() {
 		panic(fmt.Sprintf("nn: %s: input has %d columns, want %d", l.W.Name, x.Cols, l.In()))
@@ -115,6 +121,7 @@ func (l *Linear) Backward(dy *Matrix) *Matrix {
 	return &l.dx
 }
 
+// Params returns W and b.
 func (l *Linear) Params() []*Param { return []*Param{l.W, l.B} }
 
 // OneHot is a linear layer whose input is a sparse 0/1 vector given as index
@@ -135,8 +142,11 @@ func NewOneHot(name string, vocab, out int, rng *rand.Rand) *OneHot {
 	return &OneHot{W: w, B: b}
 }
 
+// Vocab is the input width: the number of one-hot positions.
 func (l *OneHot) Vocab() int { return l.W.Shape[0] }
-func (l *OneHot) Out() int   { return l.W.Shape[1] }
+
+// Out is the output width.
+func (l *OneHot) Out() int { return l.W.Shape[1] }
 
 // ForwardIndices takes k indices per row (negative entries are padding).
 func (l *OneHot) ForwardIndices(idx []int32, k int) *Matrix {
@@ -174,4 +184,5 @@ func (l *OneHot) Backward(dy *Matrix) {
 	}
 }
 
+// Params returns W and b.
 func (l *OneHot) Params() []*Param { return []*Param{l.W, l.B} }

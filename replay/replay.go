@@ -9,6 +9,7 @@ import (
 // Priority names what orders the buffer.
 type Priority string
 
+// The orders a buffer can sample by.
 const (
 	Uniform Priority = "uniform" // no prioritisation
 	Reward  Priority = "reward"  // R(x): PRT

@@ -20,6 +20,7 @@ func (t SeqTask) Alphabet() []string { return append([]string(nil), t.C.shape.Al
 // batch of the protocol.
 func (t SeqTask) LogReward(xs []int32, n int, out []float64) error { return t.C.Sequences(xs, n, out) }
 
+// String names the program and the shape: "reward-cmd(CMD, length 10 over ACGT)".
 func (t SeqTask) String() string {
 	return fmt.Sprintf("reward-cmd(%s, length %d over %s)", t.C.command, t.C.shape.Length, strings.Join(t.C.shape.Alphabet, ""))
 }
@@ -55,6 +56,7 @@ func (e Energy) LogReward(x []float32, out []float64) error {
 // Err is the failure that stopped the program, or nil.
 func (e Energy) Err() error { return e.C.Err() }
 
+// String names the program and the dimension: "reward-cmd(CMD, d=2)".
 func (e Energy) String() string {
 	return fmt.Sprintf("reward-cmd(%s, d=%d)", e.C.command, e.C.shape.Dim)
 }

@@ -85,6 +85,8 @@ func (s Shape) Validate() error {
 	return nil
 }
 
+// String describes the objects: "sequences of 10 over ACGT", "points in
+// R^2" or "grid d=2 H=8".
 func (s Shape) String() string {
 	switch s.Kind {
 	case Sequence:

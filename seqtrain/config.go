@@ -23,10 +23,11 @@ const (
 	// PER replays by the Student's loss (prioritised experience replay):
 	// the portions are by the priority log(1.001 + w·δ²).
 	PER Method = "per"
-	// TeacherPRT and TeacherPER add the Teacher to PRT and PER: it samples
-	// one online batch in three and trains on every batch the Student
-	// trains on, rewarded by the Student's loss.
+	// TeacherPRT adds the Teacher to PRT: it samples one online batch in
+	// three and trains on every batch the Student trains on, rewarded by
+	// the Student's loss.
 	TeacherPRT Method = "teacher-prt"
+	// TeacherPER adds the Teacher to PER, as TeacherPRT to PRT.
 	TeacherPER Method = "teacher-per"
 )
 

@@ -9,9 +9,14 @@ import (
 type Reward string
 
 const (
-	Deceptive      Reward = "deceptive"
+	// Deceptive is the reference code's deceptive reward, the one the
+	// paper's tables report; its deceptive region is a central cross.
+	Deceptive Reward = "deceptive"
+	// DeceptivePaper is the deceptive reward of the paper's equation
+	// (a central box).
 	DeceptivePaper Reward = "deceptive-paper"
-	Original       Reward = "original"
+	// Original is the hypergrid reward of Bengio et al. (2021).
+	Original Reward = "original"
 	// Custom is the reward of a grid made by NewCustom: a function's.
 	Custom Reward = "custom"
 )
@@ -185,22 +190,35 @@ func (g *Grid) NumModes() float64 {
 	return math.Pow(float64(n), float64(g.D))
 }
 
+// String names the grid: "hypergrid(d=2, H=128, deceptive)".
 func (g *Grid) String() string { return fmt.Sprintf("hypergrid(d=%d, H=%d, %s)", g.D, g.H, g.Reward) }
 
-func (g *Grid) StateLen() int         { return g.D + 1 }
-func (g *Grid) NumActions() int       { return g.D + 1 }
-func (g *Grid) NumBackActions() int   { return g.D + 1 }
-func (g *Grid) FeatureLen() int       { return g.D * g.H }
+// StateLen is d+1: the coordinates, then the stop flag.
+func (g *Grid) StateLen() int { return g.D + 1 }
+
+// NumActions is d+1: increment coordinate i < d, or stop (action d).
+func (g *Grid) NumActions() int { return g.D + 1 }
+
+// NumBackActions is d+1: decrement coordinate i < d, or undo the stop.
+func (g *Grid) NumBackActions() int { return g.D + 1 }
+
+// FeatureLen is d·H: a one-hot block of H values per coordinate.
+func (g *Grid) FeatureLen() int { return g.D * g.H }
+
+// FeaturesPerState is d: one index per coordinate.
 func (g *Grid) FeaturesPerState() int { return g.D }
 
+// Init writes the origin, not stopped.
 func (g *Grid) Init(s []int32) { clear(s[:g.D+1]) }
 
+// Features writes i·H + x_i for each coordinate i.
 func (g *Grid) Features(s []int32, idx []int32) {
 	for i, v := range s[:g.D] {
 		idx[i] = int32(i*g.H) + v
 	}
 }
 
+// ForwardMask allows incrementing every coordinate below H-1, and stop.
 func (g *Grid) ForwardMask(s []int32, mask []bool) {
 	for i, v := range s[:g.D] {
 		mask[i] = int(v) < g.H-1
@@ -208,6 +226,8 @@ func (g *Grid) ForwardMask(s []int32, mask []bool) {
 	mask[g.D] = true
 }
 
+// Step increments coordinate a, or stops for a = d; the result is
+// terminal after a stop or when the coordinate reaches H-1.
 func (g *Grid) Step(s []int32, a int) bool {
 	if a == g.D {
 		s[g.D] = 1
@@ -217,6 +237,7 @@ func (g *Grid) Step(s []int32, a int) bool {
 	return int(s[a]) == g.H-1
 }
 
+// IsTerminal reports whether s is stopped or has a coordinate at H-1.
 func (g *Grid) IsTerminal(s []int32) bool {
 	if s[g.D] != 0 {
 		return true
@@ -229,6 +250,7 @@ func (g *Grid) IsTerminal(s []int32) bool {
 	return false
 }
 
+// IsInitial reports whether s is the origin, not stopped.
 func (g *Grid) IsInitial(s []int32) bool {
 	for _, v := range s[:g.D+1] {
 		if v != 0 {
@@ -238,6 +260,9 @@ func (g *Grid) IsInitial(s []int32) bool {
 	return true
 }
 
+// BackwardMask marks the parents of s that are not terminal: the stop
+// alone for a stopped state, the coordinate at H-1 alone for a state that
+// ended there, and otherwise every positive coordinate.
 func (g *Grid) BackwardMask(s []int32, mask []bool) int {
 	clear(mask[:g.D+1])
 	if s[g.D] != 0 {
@@ -267,6 +292,8 @@ func (g *Grid) BackwardMask(s []int32, mask []bool) int {
 	return n
 }
 
+// BackStep decrements coordinate b, or undoes the stop for b = d, and
+// returns the same index as the forward action.
 func (g *Grid) BackStep(s []int32, b int) int {
 	if b == g.D {
 		s[g.D] = 0
@@ -276,6 +303,8 @@ func (g *Grid) BackStep(s []int32, b int) int {
 	return b
 }
 
+// BackwardCount is BackwardMask's count at the child of s by action a,
+// computed from s alone.
 func (g *Grid) BackwardCount(s []int32, a int) int {
 	if a == g.D || int(s[a])+1 == g.H-1 {
 		return 1

@@ -77,6 +77,7 @@ func (e *Env) Length() int { return e.n }
 // append-only one).
 func (e *Env) PrependAppend() bool { return !e.append }
 
+// String names the MDP: "sequence(prepend-append, A=4, n=8)".
 func (e *Env) String() string {
 	kind := "prepend-append"
 	if e.append {

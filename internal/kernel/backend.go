@@ -5,6 +5,8 @@ import "sync"
 // Backend names the kernel implementation in use.
 type Backend string
 
+// The backends: portable Go everywhere, the AVX2+FMA and AVX-512
+// micro-kernels on amd64 CPUs that have those features.
 const (
 	BackendGo     Backend = "go"
 	backendAVX2   Backend = "avx2+fma"
