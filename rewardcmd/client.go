@@ -69,6 +69,8 @@ type Error struct {
 	Err error
 }
 
+// Error names the handshake or the batch, the problem, the answer and the
+// end of the program's standard error.
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.Batch == 0 {
@@ -85,6 +87,7 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// Unwrap returns Err.
 func (e *Error) Unwrap() error { return e.Err }
 
 func indent(s string) string {
@@ -250,7 +253,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 		frag, err := br.ReadSlice('\n')
 		b = append(b, frag...)
 		if len(b) > maxLine {
-			return nil, fmt.Errorf("an answer line is longer than %d bytes", maxLine)
+			return nil, fmt.Errorf("rewardcmd: an answer line is longer than %d bytes", maxLine)
 		}
 		switch {
 		case err == nil:

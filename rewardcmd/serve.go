@@ -94,7 +94,7 @@ func Serve(r io.Reader, w io.Writer, score func(s Shape, b *Batch, out []float64
 			return fmt.Errorf("rewardcmd: batch %d: %d objects, want %d (%v)", req.Batch, b.Len(), req.N, err)
 		}
 		if err := shape.check(b); err != nil {
-			return fmt.Errorf("rewardcmd: batch %d: %w", req.Batch, err)
+			return err
 		}
 		out = append(out[:0], make([]float64, req.N)...)
 		ans := []byte(`{"batch":`)
@@ -128,33 +128,33 @@ func Serve(r io.Reader, w io.Writer, score func(s Shape, b *Batch, out []float64
 	return sc.Err()
 }
 
-// check reports the first object of b that is not of shape s, so that
-// score sees only objects of the task's shape.
+// check reports the first object of b that is not of shape s, naming the
+// batch, so that score sees only objects of the task's shape.
 func (s Shape) check(b *Batch) error {
 	for i, x := range b.Sequences {
 		n := 0
 		for _, r := range x {
 			if !slices.Contains(s.Alphabet, string(r)) {
-				return fmt.Errorf("sequence %d (%q) has %q, which is not in the alphabet %q", i, x, r, s.Alphabet)
+				return fmt.Errorf("rewardcmd: batch %d: sequence %d (%q) has %q, which is not in the alphabet %q", b.Number, i, x, r, s.Alphabet)
 			}
 			n++
 		}
 		if n != s.Length {
-			return fmt.Errorf("sequence %d (%q) has %d tokens, want %d", i, x, n, s.Length)
+			return fmt.Errorf("rewardcmd: batch %d: sequence %d (%q) has %d tokens, want %d", b.Number, i, x, n, s.Length)
 		}
 	}
 	for i, x := range b.Points {
 		if len(x) != s.Dim {
-			return fmt.Errorf("point %d has %d coordinates, want %d", i, len(x), s.Dim)
+			return fmt.Errorf("rewardcmd: batch %d: point %d has %d coordinates, want %d", b.Number, i, len(x), s.Dim)
 		}
 	}
 	for i, x := range b.Cells {
 		if len(x) != s.Dim {
-			return fmt.Errorf("cell %d has %d coordinates, want %d", i, len(x), s.Dim)
+			return fmt.Errorf("rewardcmd: batch %d: cell %d has %d coordinates, want %d", b.Number, i, len(x), s.Dim)
 		}
 		for _, v := range x {
 			if v < 0 || v >= s.Side {
-				return fmt.Errorf("cell %d %v is outside {0..%d}^%d", i, x, s.Side-1, s.Dim)
+				return fmt.Errorf("rewardcmd: batch %d: cell %d %v is outside {0..%d}^%d", b.Number, i, x, s.Side-1, s.Dim)
 			}
 		}
 	}

@@ -138,8 +138,9 @@ func parse(r io.Reader, p *Params) (*Params, error) {
 			continue
 		}
 		name := f[0]
+		rd.section = name
 		if err := p.readSection(rd, name); err != nil {
-			return nil, fmt.Errorf("rna: section %q: %w", name, err)
+			return nil, err
 		}
 	}
 	p.derive()
@@ -231,8 +232,14 @@ func (p *Params) readSection(rd *tableReader, name string) error {
 
 // tableReader reads tables from the lines of a parameter file.
 type tableReader struct {
-	lines []string
-	next  int // index of the next unread line
+	lines   []string
+	next    int    // index of the next unread line
+	section string // name of the section being read, for errors
+}
+
+// errorf is an error naming the package and the section being read.
+func (rd *tableReader) errorf(format string, args ...any) error {
+	return fmt.Errorf("rna: section %q: "+format, append([]any{rd.section}, args...)...)
 }
 
 // table reads a table of the given shape into dst (row-major), skipping the
@@ -268,12 +275,12 @@ func (rd *tableReader) values(dst []int32) error {
 	i, last := 0, 0
 	for i < len(dst) {
 		if rd.next >= len(rd.lines) {
-			return fmt.Errorf("unexpected end of file after %d of %d values", i, len(dst))
+			return rd.errorf("unexpected end of file after %d of %d values", i, len(dst))
 		}
-		line, err := stripComment(rd.lines[rd.next])
+		line, ok := stripComment(rd.lines[rd.next])
 		rd.next++
-		if err != nil {
-			return fmt.Errorf("line %d: %w", rd.next, err)
+		if !ok {
+			return rd.errorf("line %d: unclosed comment", rd.next)
 		}
 		for _, tok := range strings.Fields(line) {
 			if i == len(dst) {
@@ -285,7 +292,7 @@ func (rd *tableReader) values(dst []int32) error {
 				continue
 			case tok[0] == 'x':
 				if last == 0 {
-					return fmt.Errorf("line %d: cannot extrapolate value %d ('x') without an earlier value after the first", rd.next, i)
+					return rd.errorf("line %d: cannot extrapolate value %d ('x') without an earlier value after the first", rd.next, i)
 				}
 				dst[i] = dst[last] + int32(0.5+lxc37*math.Log(float64(i)/float64(last)))
 			case tok == "DEF":
@@ -297,7 +304,7 @@ func (rd *tableReader) values(dst []int32) error {
 			default:
 				v, ok := leadingInt(tok)
 				if !ok {
-					return fmt.Errorf("line %d: cannot read %q as a number", rd.next, tok)
+					return rd.errorf("line %d: cannot read %q as a number", rd.next, tok)
 				}
 				dst[i] = v
 				last = i
@@ -308,17 +315,18 @@ func (rd *tableReader) values(dst []int32) error {
 	return nil
 }
 
-// stripComment removes the first /* ... */ comment of a line.
-func stripComment(line string) (string, error) {
+// stripComment removes the first /* ... */ comment of a line; ok is false
+// for a comment that is not closed on the line.
+func stripComment(line string) (_ string, ok bool) {
 	a := strings.Index(line, "/*")
 	if a < 0 {
-		return line, nil
+		return line, true
 	}
 	b := strings.Index(line[a:], "*/")
 	if b < 0 {
-		return "", errors.New("unclosed comment")
+		return "", false
 	}
-	return line[:a] + line[a+b+2:], nil
+	return line[:a] + line[a+b+2:], true
 }
 
 // leadingInt reads an optionally signed decimal integer at the start of tok

@@ -16,7 +16,7 @@ func Write(path string, write func(w io.Writer) error) (err error) {
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp*")
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return fmt.Errorf("safefile: writing %s: %w", path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -26,22 +26,22 @@ func Write(path string, write func(w io.Writer) error) (err error) {
 	}()
 	bw := bufio.NewWriterSize(f, 1<<16)
 	if err = write(bw); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return fmt.Errorf("safefile: writing %s: %w", path, err)
 	}
 	if err = bw.Flush(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return fmt.Errorf("safefile: writing %s: %w", path, err)
 	}
 	if err = f.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return fmt.Errorf("safefile: writing %s: %w", path, err)
 	}
 	if err = f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return fmt.Errorf("safefile: writing %s: %w", path, err)
 	}
 	if err = os.Chmod(f.Name(), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return fmt.Errorf("safefile: writing %s: %w", path, err)
 	}
 	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return fmt.Errorf("safefile: writing %s: %w", path, err)
 	}
 	return nil
 }
@@ -55,11 +55,11 @@ func WriteBytes(path string, b []byte) error {
 // removing a temporary file, so a run can fail before doing any work.
 func CheckDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("output directory %s is not usable: %w", dir, err)
+		return fmt.Errorf("safefile: output directory %s is not usable: %w", dir, err)
 	}
 	f, err := os.CreateTemp(dir, ".gfn-write-test*")
 	if err != nil {
-		return fmt.Errorf("output directory %s is not writable: %w", dir, err)
+		return fmt.Errorf("safefile: output directory %s is not writable: %w", dir, err)
 	}
 	f.Close()
 	return os.Remove(f.Name())

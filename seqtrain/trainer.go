@@ -113,10 +113,12 @@ type NonFiniteError struct {
 	Err   error
 }
 
+// Error names the round, the sequence and the cause.
 func (e *NonFiniteError) Error() string {
 	return fmt.Sprintf("seqtrain: round %d: reward of %s: %v", e.Round, e.Seq, e.Err)
 }
 
+// Unwrap returns the cause.
 func (e *NonFiniteError) Unwrap() error { return e.Err }
 
 // New builds a Trainer for task. model builds the policy networks; nil
@@ -208,9 +210,11 @@ func (p Policy) build(env discrete.Env, prefix string, rng *rand.Rand) (discrete
 // Done reports whether every round has run.
 func (t *Trainer) Done() bool { return t.Round >= t.Cfg.Rounds }
 
-// Seen is the number of distinct objects sampled online so far, and
-// SeenModes how many of them are modes (0 without a Moder).
-func (t *Trainer) Seen() int      { return len(t.seen) }
+// Seen is the number of distinct objects sampled online so far.
+func (t *Trainer) Seen() int { return len(t.seen) }
+
+// SeenModes is how many of the objects Seen counts are modes (0 without a
+// Moder).
 func (t *Trainer) SeenModes() int { return t.seenModes }
 
 // Iterate runs one round: the online batch (Student or Teacher samples,
@@ -294,7 +298,7 @@ func (t *Trainer) rewards(final []int32, n int, out []float64) error {
 	for b := range n {
 		if v := out[b]; math.IsNaN(v) || math.IsInf(v, 0) {
 			return &NonFiniteError{Round: t.Round, Seq: t.decode(t.tokens[b*L : (b+1)*L]),
-				Err: fmt.Errorf("log-reward %v", v)}
+				Err: fmt.Errorf("seqtrain: log-reward %v", v)}
 		}
 	}
 	return nil

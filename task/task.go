@@ -33,7 +33,7 @@ func Build(s Spec) (discrete.Env, error) {
 	case "hypergrid":
 		return env(hypergrid.New(s.Dim, s.Side, hypergrid.Reward(s.Reward)))
 	default:
-		return nil, fmt.Errorf("task %q is unknown (allowed: %v)", s.Task, Names)
+		return nil, fmt.Errorf("task: task %q is unknown (allowed: %v)", s.Task, Names)
 	}
 }
 
@@ -63,7 +63,7 @@ func env(g *hypergrid.Grid, err error) (discrete.Env, error) {
 func BuildJSON(raw json.RawMessage) (discrete.Env, error) {
 	var s Spec
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("environment spec: %w", err)
+		return nil, fmt.Errorf("task: environment spec: %w", err)
 	}
 	return Build(s)
 }
