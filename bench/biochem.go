@@ -83,10 +83,10 @@ type BiochemJob struct {
 	Rounds int
 }
 
-// BiochemQuick returns the settings of a --quick run of a task with
+// biochemQuick returns the settings of a --quick run of a task with
 // settings s: 1/20 of its rounds, an evaluation every quarter of those,
 // and 256 evaluation samples.
-func BiochemQuick(s biochem.Settings) (rounds, evalEvery, evalSamples int) {
+func biochemQuick(s biochem.Settings) (rounds, evalEvery, evalSamples int) {
 	rounds = max(s.Rounds/20, 4)
 	return rounds, max(rounds/4, 1), quickEvalSamples
 }
@@ -159,7 +159,7 @@ func BiochemJobs(o BiochemOptions) ([]BiochemJob, error) {
 		rounds := set.Rounds
 		var quick []string
 		if o.Quick {
-			r, every, samples := BiochemQuick(set)
+			r, every, samples := biochemQuick(set)
 			rounds = r
 			quick = []string{"--rounds", strconv.Itoa(r), "--eval-every", strconv.Itoa(every), "--eval-samples", strconv.Itoa(samples)}
 		}
@@ -228,7 +228,7 @@ func RunBiochem(ctx context.Context, o BiochemOptions, run Runner, log io.Writer
 			}
 		}
 		fmt.Fprintf(log, "%s: %d of %d runs finished; collecting them only\n", name, n, len(jobs))
-		return CollectBiochem(jobs)
+		return collectBiochem(jobs)
 	}
 	var todo []pendingRun
 	done := 0
@@ -252,7 +252,7 @@ func RunBiochem(ctx context.Context, o BiochemOptions, run Runner, log io.Writer
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	results, err := CollectBiochem(jobs)
+	results, err := collectBiochem(jobs)
 	if err != nil {
 		return nil, err
 	}
@@ -276,11 +276,11 @@ type BiochemResult struct {
 	MsPerRound                     float64 // training only, without evaluations
 }
 
-// CollectBiochem reads the summaries of the jobs that have finished. A
+// collectBiochem reads the summaries of the jobs that have finished. A
 // run of another task, method, seed or length than its job's (a --quick
 // run left in the same directory, say) is an error: it must not be
 // averaged in.
-func CollectBiochem(jobs []BiochemJob) ([]BiochemResult, error) {
+func collectBiochem(jobs []BiochemJob) ([]BiochemResult, error) {
 	var rs []BiochemResult
 	for _, j := range jobs {
 		path := filepath.Join(j.Dir, "summary.json")

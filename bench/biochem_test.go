@@ -403,7 +403,7 @@ func TestBiochemFigure(t *testing.T) {
 	}
 }
 
-// The summary.json CollectBiochem reads is the one seqtrain writes.
+// The summary.json collectBiochem reads is the one seqtrain writes.
 func TestCollectBiochemReadsSeqtrainSummary(t *testing.T) {
 	z := 8.3
 	s := seqtrain.Summary{Task: "tfbind8", Method: seqtrain.PER, Seed: 1, Rounds: 100, RewardCalls: 3200, NumModes: 328,
@@ -416,7 +416,7 @@ func TestCollectBiochemReadsSeqtrainSummary(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "summary.json"), b, 0o644)
-	rs, err := CollectBiochem([]BiochemJob{{Task: "tfbind8", Method: "per", Seed: 1, Dir: dir, Rounds: 100}})
+	rs, err := collectBiochem([]BiochemJob{{Task: "tfbind8", Method: "per", Seed: 1, Dir: dir, Rounds: 100}})
 	want := BiochemResult{Task: "tfbind8", Method: "per", Seed: 1, Rounds: 100, RewardCalls: 3200, ModesSeen: 7, NumModes: 328, ModesEval: 2,
 		ELBO: -2, EUBO: 11, LogZEst: 8.2, TrueLogZ: 8.3, LogZErr: 0.1, Pearson: math.NaN(), WallSeconds: 3, MsPerRound: 12}
 	if err != nil || len(rs) != 1 || !math.IsNaN(rs[0].Pearson) {

@@ -97,7 +97,11 @@ const (
 	// NotEnoughRuns: a method of the claim has fewer than ClaimMinRuns
 	// runs with the metric.
 	NotEnoughRuns Verdict = iota
+	// Holds: every method has enough runs and the claim's relation holds
+	// against each method of Than.
 	Holds
+	// Fails: every method has enough runs and the relation fails against
+	// some method of Than.
 	Fails
 )
 

@@ -75,7 +75,7 @@ func DiffusionTableByName(name string) (DiffusionTable, error) {
 		}
 		names = append(names, t.Name)
 	}
-	return DiffusionTable{}, fmt.Errorf("table %q is unknown (allowed: %s)", name, strings.Join(names, ", "))
+	return DiffusionTable{}, fmt.Errorf("bench: table %q is unknown (allowed: %s)", name, strings.Join(names, ", "))
 }
 
 // quickDiffusionArgs make a run a smoke test of a few seconds: a small
@@ -188,6 +188,7 @@ func (t DiffusionTable) Jobs(o DiffusionOptions) []DiffusionJob {
 // RunStatus is what a run directory calls for.
 type RunStatus int
 
+// The statuses of a run directory, from the files it holds.
 const (
 	RunFresh  RunStatus = iota // nothing usable: start the run
 	RunResume                  // a checkpoint and no summary: continue it
@@ -231,16 +232,16 @@ func exists(path string) bool {
 // and what is allowed.
 func (o DiffusionOptions) validate(t DiffusionTable) error {
 	if !slices.Contains(diffusion.Presets, o.preset()) {
-		return fmt.Errorf("preset %q is unknown (allowed: %s)", o.Preset, strings.Join(diffusion.Presets, ", "))
+		return fmt.Errorf("bench: preset %q is unknown (allowed: %s)", o.Preset, strings.Join(diffusion.Presets, ", "))
 	}
 	for _, m := range o.Methods {
 		if _, ok := DiffusionMethods[m]; !ok {
-			return fmt.Errorf("method %q is unknown (table %s has %s)", m, t.Name, strings.Join(t.Methods, ", "))
+			return fmt.Errorf("bench: method %q is unknown (table %s has %s)", m, t.Name, strings.Join(t.Methods, ", "))
 		}
 	}
 	for _, task := range o.Tasks {
 		if !slices.Contains(DiffusionTasks, task) {
-			return fmt.Errorf("task %q is unknown (allowed: %s)", task, strings.Join(DiffusionTasks, ", "))
+			return fmt.Errorf("bench: task %q is unknown (allowed: %s)", task, strings.Join(DiffusionTasks, ", "))
 		}
 	}
 	return nil
@@ -266,7 +267,7 @@ func RunDiffusion(ctx context.Context, t DiffusionTable, o DiffusionOptions, run
 			}
 		}
 		fmt.Fprintf(log, "%s: %d of %d runs finished; collecting them only\n", name, n, len(jobs))
-		return CollectDiffusion(t.Name, o.preset(), jobs)
+		return collectDiffusion(t.Name, o.preset(), jobs)
 	}
 	var todo []pendingRun
 	done, reused := 0, 0
@@ -293,7 +294,7 @@ func RunDiffusion(ctx context.Context, t DiffusionTable, o DiffusionOptions, run
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	results, err := CollectDiffusion(t.Name, o.preset(), jobs)
+	results, err := collectDiffusion(t.Name, o.preset(), jobs)
 	if err != nil {
 		return nil, err
 	}
@@ -351,10 +352,10 @@ type DiffusionResult struct {
 	MsPerIterMean               float64
 }
 
-// CollectDiffusion reads the summaries of the jobs that have finished. A
+// collectDiffusion reads the summaries of the jobs that have finished. A
 // run of another preset or length than the table's (a --quick run left in
 // the same directory, say) is an error: it must not be averaged in.
-func CollectDiffusion(table, preset string, jobs []DiffusionJob) ([]DiffusionResult, error) {
+func collectDiffusion(table, preset string, jobs []DiffusionJob) ([]DiffusionResult, error) {
 	var rs []DiffusionResult
 	for _, j := range jobs {
 		path := filepath.Join(j.Dir, "summary.json")
@@ -367,10 +368,10 @@ func CollectDiffusion(table, preset string, jobs []DiffusionJob) ([]DiffusionRes
 		}
 		var s diffusion.Summary
 		if err := json.Unmarshal(b, &s); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, fmt.Errorf("bench: %s: %w", path, err)
 		}
 		if s.Preset != preset || s.Steps != j.Iterations {
-			return nil, fmt.Errorf("%s: a run of preset %q with %d iterations, but the table wants preset %q with %d (a --quick run? use another --out)",
+			return nil, fmt.Errorf("bench: %s: a run of preset %q with %d iterations, but the table wants preset %q with %d (a --quick run? use another --out)",
 				path, s.Preset, s.Steps, preset, j.Iterations)
 		}
 		r := DiffusionResult{Table: table, Task: j.Task, Method: j.Method, Preset: s.Preset, Seed: j.Seed, Steps: s.Steps,

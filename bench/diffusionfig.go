@@ -25,7 +25,7 @@ func readDiffusionCurve(dir string) (diffusionCurve, error) {
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
 	if err != nil || len(rows) < 2 {
-		return diffusionCurve{}, fmt.Errorf("%s: unreadable metrics.csv", dir)
+		return diffusionCurve{}, fmt.Errorf("bench: %s: unreadable metrics.csv", dir)
 	}
 	col := map[string]int{}
 	for i, h := range rows[0] {
@@ -33,7 +33,7 @@ func readDiffusionCurve(dir string) (diffusionCurve, error) {
 	}
 	for _, k := range []string{"step", "elbo", "eubo"} {
 		if _, ok := col[k]; !ok {
-			return diffusionCurve{}, fmt.Errorf("%s: metrics.csv has no %s column", dir, k)
+			return diffusionCurve{}, fmt.Errorf("bench: %s: metrics.csv has no %s column", dir, k)
 		}
 	}
 	num := func(s string) float64 {

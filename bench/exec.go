@@ -44,7 +44,7 @@ func ExecRunner(bin, logDir string, env []string) Runner {
 		defer runtime.UnlockOSThread()
 		killWithParent(cmd)
 		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("%w (log: %s)", err, f.Name())
+			return fmt.Errorf("bench: %w (log: %s)", err, f.Name())
 		}
 		return nil
 	}

@@ -71,6 +71,7 @@ func init() {
 // Grid is a hypergrid configuration.
 type Grid struct{ Dim, Side int }
 
+// String returns the grid as "d2 H128".
 func (g Grid) String() string { return fmt.Sprintf("d%d H%d", g.Dim, g.Side) }
 
 // GridTable is one table of the paper: its methods, grids and seeds.
@@ -109,7 +110,7 @@ func TableByName(name string) (GridTable, error) {
 		}
 		names = append(names, t.Name)
 	}
-	return GridTable{}, fmt.Errorf("table %q is unknown (allowed: %s)", name, strings.Join(names, ", "))
+	return GridTable{}, fmt.Errorf("bench: table %q is unknown (allowed: %s)", name, strings.Join(names, ", "))
 }
 
 // GridJob is one training run of a table.
@@ -182,7 +183,7 @@ type Runner func(ctx context.Context, args []string) error
 func RunGrid(ctx context.Context, t GridTable, o GridOptions, run Runner, log io.Writer) ([]GridResult, error) {
 	for _, m := range o.Methods {
 		if _, ok := GridMethods[m]; !ok {
-			return nil, fmt.Errorf("method %q is unknown", m)
+			return nil, fmt.Errorf("bench: method %q is unknown", m)
 		}
 	}
 	if err := safefile.CheckDir(o.Out); err != nil {
@@ -197,7 +198,7 @@ func RunGrid(ctx context.Context, t GridTable, o GridOptions, run Runner, log io
 	}
 	if o.CollectOnly {
 		fmt.Fprintf(log, "bench grid %s: %d of %d runs finished; collecting them only\n", t.Name, len(jobs)-len(todo), len(jobs))
-		return CollectGrid(t.Name, jobs)
+		return collectGrid(t.Name, jobs)
 	}
 	fmt.Fprintf(log, "bench grid %s: %d runs, %d already done, %d at a time\n", t.Name, len(jobs), len(jobs)-len(todo), max(o.Jobs, 1))
 	sem := make(chan struct{}, max(o.Jobs, 1))
@@ -218,7 +219,7 @@ func RunGrid(ctx context.Context, t GridTable, o GridOptions, run Runner, log io
 			done++
 			if err != nil {
 				if firstErr == nil && ctx.Err() == nil {
-					firstErr = fmt.Errorf("%s %v seed %d: %w", j.Method, j.Grid, j.Seed, err)
+					firstErr = fmt.Errorf("bench: %s %v seed %d: %w", j.Method, j.Grid, j.Seed, err)
 				}
 				fmt.Fprintf(log, "[%d/%d] %s %v seed %d failed: %v\n", done, len(jobs), j.Method, j.Grid, j.Seed, err)
 				return
@@ -230,7 +231,7 @@ func RunGrid(ctx context.Context, t GridTable, o GridOptions, run Runner, log io
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	results, err := CollectGrid(t.Name, jobs)
+	results, err := collectGrid(t.Name, jobs)
 	if err != nil {
 		return nil, err
 	}
@@ -249,8 +250,8 @@ type GridResult struct {
 	WallSeconds          float64
 }
 
-// CollectGrid reads the summaries of the jobs that have finished.
-func CollectGrid(table string, jobs []GridJob) ([]GridResult, error) {
+// collectGrid reads the summaries of the jobs that have finished.
+func collectGrid(table string, jobs []GridJob) ([]GridResult, error) {
 	var rs []GridResult
 	for _, j := range jobs {
 		b, err := os.ReadFile(filepath.Join(j.Dir, "summary.json"))
@@ -272,7 +273,7 @@ func CollectGrid(table string, jobs []GridJob) ([]GridResult, error) {
 			Wall        float64 `json:"wall_seconds"`
 		}
 		if err := json.Unmarshal(b, &s); err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(j.Dir, "summary.json"), err)
+			return nil, fmt.Errorf("bench: %s: %w", filepath.Join(j.Dir, "summary.json"), err)
 		}
 		r := GridResult{Table: table, Method: j.Method, Grid: j.Grid, Seed: j.Seed, Modes: s.ModesFound, ModesTotal: s.ModesTotal,
 			EmpiricalL1: math.NaN(), ExactL1: math.NaN(), RewardCalls: s.RewardCalls, Steps: s.Steps, WallSeconds: s.Wall}
@@ -345,14 +346,14 @@ func readResults[T any](r io.Reader, header []string, parse func(row []string, c
 		return nil, err
 	}
 	if len(rows) == 0 || !slices.Equal(rows[0], header) {
-		return nil, fmt.Errorf("results.csv: header must be %s", strings.Join(header, ","))
+		return nil, fmt.Errorf("bench: results.csv: header must be %s", strings.Join(header, ","))
 	}
 	var rs []T
 	for i, row := range rows[1:] {
 		var c cells
 		v := parse(row, &c)
 		if c.err != nil {
-			return nil, fmt.Errorf("results.csv line %d: %w", i+2, c.err)
+			return nil, fmt.Errorf("bench: results.csv line %d: %w", i+2, c.err)
 		}
 		rs = append(rs, v)
 	}

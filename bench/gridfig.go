@@ -27,7 +27,7 @@ func readCurve(dir string) (curve, error) {
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
 	if err != nil || len(rows) < 2 {
-		return curve{}, fmt.Errorf("%s: unreadable metrics.csv", dir)
+		return curve{}, fmt.Errorf("bench: %s: unreadable metrics.csv", dir)
 	}
 	col := map[string]int{}
 	for i, h := range rows[0] {

@@ -58,7 +58,7 @@ func runPending(ctx context.Context, log io.Writer, name string, todo []pendingR
 			}
 			if err != nil {
 				if firstErr == nil && ctx.Err() == nil {
-					firstErr = fmt.Errorf("%s: %w", what, err)
+					firstErr = fmt.Errorf("bench: %s: %w", what, err)
 				}
 				fmt.Fprintf(log, "[%d/%d] %s failed: %v\n", done, total, what, err)
 				return

@@ -279,7 +279,7 @@ func listedDir(path string, i int) (dir string, n int, err error) {
 		}
 		fields := strings.Split(sc.Text(), "\t")
 		if len(fields) != 4 || fields[0] != strconv.Itoa(n) {
-			return "", 0, fmt.Errorf("%s line %d is not task %d's: %q", path, line+1, n, sc.Text())
+			return "", 0, fmt.Errorf("bench: %s line %d is not task %d's: %q", path, line+1, n, sc.Text())
 		}
 		if n == i {
 			dir = fields[2]
