@@ -49,6 +49,15 @@ func (t *Trainer) tensors() []safetensors.Tensor {
 		})
 		ts = append(ts, safetensors.F32("buffer.x", []int{len(lr), d}, xs),
 			safetensors.F64("buffer.log_r", []int{len(lr)}, lr), safetensors.F64("buffer.priority", []int{len(lr)}, pr))
+		if t.buffer.Passes {
+			pos, served := t.buffer.Pass()
+			p := make([]int64, len(pos)+1)
+			p[0] = int64(served)
+			for i, v := range pos {
+				p[i+1] = int64(v)
+			}
+			ts = append(ts, safetensors.I64("buffer.pass", []int{len(p)}, p))
+		}
 	}
 	return ts
 }
@@ -218,6 +227,20 @@ func load(dir string, e energy.Energy) (*Trainer, *runState, error) {
 		d := st.Dim
 		for i := range lr {
 			t.buffer.Append(xs[i*d:(i+1)*d], lr[i], pr[i])
+		}
+		if t.buffer.Passes {
+			// served, then the pass's positions.
+			p, err := byName["buffer.pass"].Int64s()
+			if err != nil || len(p) < 1 {
+				return nil, nil, fmt.Errorf("diffusion: the checkpoint in %s has no valid replay pass", dir)
+			}
+			pos := make([]int, len(p)-1)
+			for i := range pos {
+				pos[i] = int(p[i+1])
+			}
+			if err := t.buffer.SetPass(pos, int(p[0])); err != nil {
+				return nil, nil, fmt.Errorf("diffusion: the checkpoint in %s: %w", dir, err)
+			}
 		}
 	}
 	return t, st, nil

@@ -75,6 +75,11 @@ type Config struct {
 	ExploreAll bool `json:"explore_all,omitempty"`
 	// BufferCap is the replay buffer's capacity (PRT, PER, Teacher).
 	BufferCap int `json:"buffer_cap"`
+	// BufferPasses draws from the buffer as the reference code's
+	// DataLoader does (replay.Buffer.Passes): positions drawn once per
+	// pass with that moment's priorities, which FIFO evictions then shift
+	// onto newer entries. Off: every draw uses the current priorities.
+	BufferPasses bool `json:"buffer_passes,omitempty"`
 	// Reward is the Teacher's reward (and PER's priority): the log-of-log
 	// reference form with C = 19, α = 0.5 by default.
 	Reward teacher.Reward `json:"reward"`

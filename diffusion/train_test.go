@@ -60,8 +60,19 @@ func TestStudentImproves(t *testing.T) {
 // resumed ends with the same parameters, metrics and samples as one never
 // interrupted, for every method (Teacher and buffer included).
 func TestResumeIsBitIdentical(t *testing.T) {
-	for _, m := range []Method{MethodTeacher, MethodPER, MethodEps, MethodPIS} {
-		cfg := smallConfig(m, 120)
+	// Small buffers with passes: evictions within a pass, and the
+	// checkpoint at 80 falls mid-pass (⌊200/64⌋ = 3 batches a pass).
+	passes := func(m Method) Config {
+		c := smallConfig(m, 120)
+		c.BufferCap, c.BufferPasses = 200, true
+		return c
+	}
+	for _, cfg := range []Config{smallConfig(MethodTeacher, 120), smallConfig(MethodPER, 120), smallConfig(MethodEps, 120),
+		smallConfig(MethodPIS, 120), passes(MethodTeacher), passes(MethodPER)} {
+		m := cfg.Method
+		if cfg.BufferPasses {
+			m += "+passes"
+		}
 		full := t.TempDir()
 		o := quick
 		o.OutDir, o.CheckpointEvery = full, 40

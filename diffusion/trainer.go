@@ -191,6 +191,7 @@ func newTrainer(e energy.Energy, cfg Config) (*Trainer, error) {
 		if t.buffer, err = replay.New[float32](cfg.BufferCap, proc.Dim, cfg.priority()); err != nil {
 			return nil, err
 		}
+		t.buffer.Passes = cfg.BufferPasses
 	}
 	if _, ok := e.(energy.Gradient); !ok && cfg.Method == MethodPIS {
 		return nil, fmt.Errorf("diffusion: method pis differentiates log R, and %v has no gradient", e)

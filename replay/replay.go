@@ -54,6 +54,17 @@ type Buffer[S Elem] struct {
 	byRank, pending, merged []rankEntry
 	cdf                     []float64 // cumulative rank weights for len(cdf) entries
 	cdfWeight               float64   // the RankWeight cdf was built with
+
+	// Passes makes Sample draw as the diffusion reference code's buffer
+	// (a PyTorch DataLoader over a WeightedRandomSampler whose iterator
+	// outlives the buffer's changes): a pass draws ⌊N/n⌋·n FIFO positions
+	// at once with the rank weights of its start, then serves them n at a
+	// time over the following calls, each position indexing the buffer
+	// as it stands at that call. Once the buffer is full, every eviction
+	// shifts the positions onto newer entries, so the draws lose their
+	// link to the priorities within a pass.
+	Passes bool
+	pass   passState
 }
 
 // rankEntry is a slot as it was when added; it is stale once the slot's
@@ -158,6 +169,9 @@ func (b *Buffer[S]) evictOldest() {
 func (b *Buffer[S]) Sample(n int, rng *rand.Rand, xs []S, logR []float64) ([]S, []float64) {
 	if len(b.slot) == 0 {
 		panic("replay: Sample on an empty buffer")
+	}
+	if b.Passes {
+		return b.samplePass(n, rng, xs, logR)
 	}
 	b.rank()
 	for range n {

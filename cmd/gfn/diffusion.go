@@ -117,6 +117,7 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.Float64Var(&d.Teacher.ClipTime, "teacher-clip", d.Teacher.ClipTime, "gradient-norm clip of the Teacher's time encoder (0 = off)")
 	fs.Float64Var(&d.Explore, "explore", d.Explore, "exploration std f of method eps")
 	fs.BoolVar(&d.ExploreAll, "explore-all", d.ExploreAll, "explore on the Student batches of every method, not only eps")
+	fs.BoolVar(&d.BufferPasses, "buffer-passes", d.BufferPasses, "draw from the replay buffer as the authors' code: positions drawn once per pass of N/batch batches with that moment's priorities, shifted onto newer entries by FIFO evictions")
 	fs.IntVar(&d.ExploreDecay, "explore-decay", d.ExploreDecay, "iteration at which the exploration has decayed linearly to 0 (0 = constant)")
 	fs.IntVar(&d.BufferCap, "buffer-size", d.BufferCap, "replay buffer capacity (prt, per, teacher)")
 	treward := fs.String("teacher-reward", "reference", "Teacher reward form: reference (log of a log, the released code) or paper")
