@@ -78,7 +78,7 @@ func copyDir(t *testing.T, src, dst string) {
 
 // wallClock lists the outputs that measure time, and so differ between
 // any two runs.
-var wallClock = []string{"wall_seconds", "train_seconds", "ms_per_iter_early", "ms_per_iter_late", "ms_per_iter_mean"}
+var wallClock = []string{"wall_seconds", "train_seconds", "ms_per_iter_early", "ms_per_iter_late", "ms_per_iter_mean", "peak_rss_mib"}
 
 // curveWithoutWall reads metrics.csv without its wall-clock column.
 func curveWithoutWall(t *testing.T, dir string) [][]string {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/internal/kernel"
+	"github.com/gfngo/gfn/internal/procstat"
 	"github.com/gfngo/gfn/metrics"
 	"github.com/gfngo/gfn/progress"
 	"github.com/gfngo/gfn/safetensors"
@@ -110,6 +111,12 @@ type Summary struct {
 	TeacherExact   *metrics.Distances `json:"teacher_exact,omitempty"`
 	Notes          []string           `json:"notes,omitempty"`
 	Kernel         string             `json:"kernel"`
+	// BufferEntries is what the replay buffer holds at the end (its
+	// memory is bounded by this, not by its capacity).
+	BufferEntries int `json:"buffer_entries,omitempty"`
+	// PeakRSSMiB is the process's peak resident set at the end (Linux;
+	// omitted elsewhere): a run's memory, buffer and evaluation included.
+	PeakRSSMiB float64 `json:"peak_rss_mib,omitempty"`
 }
 
 // Result is what Run returns besides the files it writes.
@@ -519,6 +526,12 @@ func (r *runner) run() (*Result, error) {
 	}
 	s.Notes = r.notes
 	s.WallSeconds = r.wall()
+	if t.buffer != nil {
+		s.BufferEntries = t.buffer.Len()
+	}
+	if m := procstat.PeakRSSMiB(); !math.IsNaN(m) {
+		s.PeakRSSMiB = m
+	}
 	if opt.OutDir != "" {
 		if err := r.writeOutputs(); err != nil {
 			return nil, err

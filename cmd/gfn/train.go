@@ -344,5 +344,12 @@ func printSummary(w io.Writer, s *train.Summary, dir string, files []string) {
 	fmt.Fprintf(w, "  wall %s (training %s; %.1f ms/iteration early, %.1f late, %s kernels)\n",
 		progress.Duration(time.Duration(s.WallSeconds*float64(time.Second))), progress.Duration(time.Duration(s.TrainSeconds*float64(time.Second))),
 		s.MsPerIterEarly, s.MsPerIterLate, s.Kernel)
+	if s.PeakRSSMiB > 0 {
+		mem := fmt.Sprintf("  peak memory %.0f MiB", s.PeakRSSMiB)
+		if s.BufferEntries > 0 {
+			mem += fmt.Sprintf(" (replay buffer: %d entries)", s.BufferEntries)
+		}
+		fmt.Fprintln(w, mem)
+	}
 	fmt.Fprintf(w, "  wrote %s: %s\n", dir, strings.Join(files, ", "))
 }
