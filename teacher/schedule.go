@@ -9,6 +9,7 @@ import (
 // Role is what one iteration samples from.
 type Role byte
 
+// The roles.
 const (
 	Student Role = 'S' // a fresh batch of the Student's (with its exploration)
 	Teacher Role = 'T' // a fresh batch of the Teacher's

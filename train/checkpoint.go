@@ -344,7 +344,7 @@ func checkNetworkSize(env discrete.Env, cfg Config, ts []safetensors.Tensor) err
 	}
 	need *= float64(1 + cfg.numTeachers()) // the Teachers' networks too
 	if need > have {
-		return fmt.Errorf("hidden widths %v need %.4g weights, the checkpoint holds %.4g float32 values", cfg.Hidden, need, have)
+		return fmt.Errorf("train: hidden widths %v need %.4g weights, the checkpoint holds %.4g float32 values", cfg.Hidden, need, have)
 	}
 	return nil
 }
@@ -382,17 +382,17 @@ func (t *Trainer) restore(st *trainState, ts []safetensors.Tensor, name string) 
 		return nil // no random stream or buffer was stored
 	}
 	if err := t.src.UnmarshalBinary(st.RNG); err != nil {
-		return wrap(fmt.Errorf("random stream: %w", err))
+		return wrap(fmt.Errorf("train: random stream: %w", err))
 	}
 	if st.Buffer > 0 && t.buffer == nil {
-		return wrap(fmt.Errorf("%d buffer entries, but the settings have no buffer", st.Buffer))
+		return wrap(fmt.Errorf("train: %d buffer entries, but the settings have no buffer", st.Buffer))
 	}
 	if t.buffer == nil || st.Buffer == 0 {
 		return nil
 	}
 	n, w := st.Buffer, t.bufferWidth()
 	if n > t.buffer.Cap {
-		return wrap(fmt.Errorf("%d buffer entries exceed the capacity %d", n, t.buffer.Cap))
+		return wrap(fmt.Errorf("train: %d buffer entries exceed the capacity %d", n, t.buffer.Cap))
 	}
 	keys, err := u64s(ts, tensorBufKey, n)
 	if err != nil {
@@ -416,7 +416,7 @@ func (t *Trainer) restore(st *trainState, ts []safetensors.Tensor, name string) 
 		t.buffer.Add(keys[i], xs[i*w:(i+1)*w], logR[i], prio[i])
 	}
 	if t.buffer.Len() != n {
-		return wrap(fmt.Errorf("buffer entries repeat a key: %d distinct of %d", t.buffer.Len(), n))
+		return wrap(fmt.Errorf("train: buffer entries repeat a key: %d distinct of %d", t.buffer.Len(), n))
 	}
 	return nil
 }
@@ -440,10 +440,10 @@ func rawTensor(ts []safetensors.Tensor, name, dtype string, n int) ([]byte, erro
 	}
 	x, ok := tensorNamed(ts, name)
 	if !ok {
-		return nil, fmt.Errorf("no tensor %q (%d values expected)", name, n)
+		return nil, fmt.Errorf("train: no tensor %q (%d values expected)", name, n)
 	}
 	if x.DType != dtype || x.NumElements() != n {
-		return nil, fmt.Errorf("tensor %q is %s of shape %v, want %d values of %s", name, x.DType, x.Shape, n, dtype)
+		return nil, fmt.Errorf("train: tensor %q is %s of shape %v, want %d values of %s", name, x.DType, x.Shape, n, dtype)
 	}
 	return x.Data, nil
 }

@@ -12,6 +12,7 @@ import (
 // Method names a training method.
 type Method string
 
+// The methods.
 const (
 	MethodTB      Method = "tb"      // on-policy TB Student alone
 	MethodTeacher Method = "teacher" // Student + adaptive Teacher
@@ -24,6 +25,7 @@ var Methods = []Method{MethodTB, MethodTeacher, MethodGAFN}
 // Objective names a GFlowNet training objective.
 type Objective string
 
+// The objectives.
 const (
 	ObjectiveTB Objective = "tb" // trajectory balance with a learned log Z
 	ObjectiveDB Objective = "db" // detailed balance with a state-flow head
@@ -32,6 +34,8 @@ const (
 // TeacherReward names a Teacher reward form.
 type TeacherReward string
 
+// The Teacher reward forms: the grid reference code's, or the paper's text
+// (see package teacher's Form).
 const (
 	RewardReference TeacherReward = "reference"
 	RewardPaper     TeacherReward = "paper"
@@ -173,33 +177,33 @@ func (c Config) Validate() error {
 	}
 	switch {
 	case !okMethod:
-		return fmt.Errorf("method %q is unknown (allowed: %v)", c.Method, Methods)
+		return fmt.Errorf("train: method %q is unknown (allowed: %v)", c.Method, Methods)
 	case c.Objective != ObjectiveTB && c.Objective != ObjectiveDB:
-		return fmt.Errorf("objective %q is unknown (allowed: %s, %s)", c.Objective, ObjectiveTB, ObjectiveDB)
+		return fmt.Errorf("train: objective %q is unknown (allowed: %s, %s)", c.Objective, ObjectiveTB, ObjectiveDB)
 	case c.Batch < 1:
-		return fmt.Errorf("batch %d is invalid: it must be at least 1", c.Batch)
+		return fmt.Errorf("train: batch %d is invalid: it must be at least 1", c.Batch)
 	case c.RewardCalls < c.Batch:
-		return fmt.Errorf("reward calls %d are fewer than one batch of %d", c.RewardCalls, c.Batch)
+		return fmt.Errorf("train: reward calls %d are fewer than one batch of %d", c.RewardCalls, c.Batch)
 	case len(c.Hidden) == 0:
-		return fmt.Errorf("hidden layers %v: at least one is needed", c.Hidden)
+		return fmt.Errorf("train: hidden layers %v: at least one is needed", c.Hidden)
 	case !(c.LR > 0) || !(c.LogZLR > 0) || !(c.TeacherLR > 0):
-		return fmt.Errorf("learning rates %v, %v (log Z), %v (Teacher) must be > 0", c.LR, c.LogZLR, c.TeacherLR)
+		return fmt.Errorf("train: learning rates %v, %v (log Z), %v (Teacher) must be > 0", c.LR, c.LogZLR, c.TeacherLR)
 	case c.ClipNorm < 0:
-		return fmt.Errorf("clip norm %v must be >= 0 (0 disables clipping)", c.ClipNorm)
+		return fmt.Errorf("train: clip norm %v must be >= 0 (0 disables clipping)", c.ClipNorm)
 	case c.Eps < 0 || c.Eps > 1:
-		return fmt.Errorf("eps %v must be in [0, 1]", c.Eps)
+		return fmt.Errorf("train: eps %v must be in [0, 1]", c.Eps)
 	case !(c.Temperature > 0):
-		return fmt.Errorf("temperature %v must be > 0", c.Temperature)
+		return fmt.Errorf("train: temperature %v must be > 0", c.Temperature)
 	case c.TeacherReward != RewardReference && c.TeacherReward != RewardPaper:
-		return fmt.Errorf("teacher reward %q is unknown (allowed: %s, %s)", c.TeacherReward, RewardReference, RewardPaper)
+		return fmt.Errorf("train: teacher reward %q is unknown (allowed: %s, %s)", c.TeacherReward, RewardReference, RewardPaper)
 	case c.NMC < 1:
-		return fmt.Errorf("n-mc %d must be at least 1", c.NMC)
+		return fmt.Errorf("train: n-mc %d must be at least 1", c.NMC)
 	case c.Teachers < 0:
-		return fmt.Errorf("teachers %d must be >= 0 (0 or 1: one Teacher)", c.Teachers)
+		return fmt.Errorf("train: teachers %d must be >= 0 (0 or 1: one Teacher)", c.Teachers)
 	case c.Teachers > 1 && c.Method != MethodTeacher:
-		return fmt.Errorf("teachers %d need method %q, not %q", c.Teachers, MethodTeacher, c.Method)
+		return fmt.Errorf("train: teachers %d need method %q, not %q", c.Teachers, MethodTeacher, c.Method)
 	case c.Teachers > 1 && c.Objective != ObjectiveTB:
-		return fmt.Errorf("teachers %d train with TB; objective %q has one Teacher only", c.Teachers, c.Objective)
+		return fmt.Errorf("train: teachers %d train with TB; objective %q has one Teacher only", c.Teachers, c.Objective)
 	}
 	if c.TeacherSplit != "" {
 		if err := c.TeacherSplit.Validate(); err != nil {
@@ -208,7 +212,7 @@ func (c Config) Validate() error {
 	}
 	for _, h := range c.Hidden {
 		if h < 1 {
-			return fmt.Errorf("hidden width %d must be at least 1", h)
+			return fmt.Errorf("train: hidden width %d must be at least 1", h)
 		}
 	}
 	if err := c.Reward().Validate(); err != nil {
@@ -216,31 +220,31 @@ func (c Config) Validate() error {
 	}
 	s := c.schedule()
 	if strings.Trim(string(s), "STB") != "" {
-		return fmt.Errorf("schedule %q may only contain S (Student), T (Teacher) and B (buffer)", s)
+		return fmt.Errorf("train: schedule %q may only contain S (Student), T (Teacher) and B (buffer)", s)
 	}
 	if c.Method == MethodGAFN && (c.Buffer != "" || c.LocalSearch || c.Objective != ObjectiveTB) {
-		return fmt.Errorf("method gafn runs on-policy with TB, as the reference: no buffer, local search or DB")
+		return fmt.Errorf("train: method gafn runs on-policy with TB, as the reference: no buffer, local search or DB")
 	}
 	if c.Method == MethodGAFN && !(c.GAFNScale >= 0) {
-		return fmt.Errorf("gafn scale %v must be >= 0", c.GAFNScale)
+		return fmt.Errorf("train: gafn scale %v must be >= 0", c.GAFNScale)
 	}
 	if c.Method != MethodTeacher && s.Count(teacher.Teacher) > 0 {
-		return fmt.Errorf("schedule %q uses the Teacher, which method %q does not have", s, c.Method)
+		return fmt.Errorf("train: schedule %q uses the Teacher, which method %q does not have", s, c.Method)
 	}
 	if (s.Count(teacher.Buffer) > 0) != (c.Buffer != "") {
-		return fmt.Errorf("schedule %q and buffer %q disagree: B slots need a buffer and a buffer needs B slots", s, c.Buffer)
+		return fmt.Errorf("train: schedule %q and buffer %q disagree: B slots need a buffer and a buffer needs B slots", s, c.Buffer)
 	}
 	if c.Buffer != "" && !slices.Contains(replay.Priorities, c.Buffer) {
-		return fmt.Errorf("buffer priority %q is unknown (allowed: %v)", c.Buffer, replay.Priorities)
+		return fmt.Errorf("train: buffer priority %q is unknown (allowed: %v)", c.Buffer, replay.Priorities)
 	}
 	if c.BufferPairing != "" && c.BufferPairing != "batch" && c.BufferPairing != "completion" {
-		return fmt.Errorf("buffer pairing %q is unknown (allowed: batch, completion)", c.BufferPairing)
+		return fmt.Errorf("train: buffer pairing %q is unknown (allowed: batch, completion)", c.BufferPairing)
 	}
 	if c.BufferCap < 0 {
-		return fmt.Errorf("buffer capacity %d must be >= 0 (0 = the environment's default)", c.BufferCap)
+		return fmt.Errorf("train: buffer capacity %d must be >= 0 (0 = the environment's default)", c.BufferCap)
 	}
 	if c.LocalSearch && (c.LSIterations < 1 || !(c.LSBackRatio > 0 && c.LSBackRatio <= 1)) {
-		return fmt.Errorf("local search needs iterations >= 1 (got %d) and a back ratio in (0, 1] (got %v)", c.LSIterations, c.LSBackRatio)
+		return fmt.Errorf("train: local search needs iterations >= 1 (got %d) and a back ratio in (0, 1] (got %v)", c.LSIterations, c.LSBackRatio)
 	}
 	return s.Validate(c.Method == MethodTeacher, c.Buffer != "")
 }

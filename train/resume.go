@@ -58,7 +58,7 @@ func (r *runner) restore(st *trainState, ts []safetensors.Tensor) error {
 	wrap := func(err error) error { return fmt.Errorf("train: checkpoint %s: %w", name, err) }
 	rec := st.Run
 	if err := r.evalSrc.UnmarshalBinary(rec.EvalRNG); err != nil {
-		return wrap(fmt.Errorf("evaluation stream: %w", err))
+		return wrap(fmt.Errorf("train: evaluation stream: %w", err))
 	}
 	rows, err := f64s(ts, tensorCurve, rec.Points*curveCols)
 	if err != nil {

@@ -444,7 +444,7 @@ func (r *runner) run() (*Result, error) {
 		t0 := time.Now()
 		it, err := t.Iterate()
 		if err != nil {
-			return nil, fmt.Errorf("step %d: %w", t.Step, err)
+			return nil, fmt.Errorf("train: step %d: %w", t.Step, err)
 		}
 		d := time.Since(t0)
 		r.iterDur = append(r.iterDur, d)

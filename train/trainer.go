@@ -174,7 +174,7 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 	}
 	if cfg.Buffer != "" {
 		if t.keyer == nil {
-			return nil, fmt.Errorf("a replay buffer needs an environment with terminal keys; %v has none", env)
+			return nil, fmt.Errorf("train: a replay buffer needs an environment with terminal keys; %v has none", env)
 		}
 		capacity := cfg.BufferCap
 		stateLen := t.bufferWidth()
@@ -187,7 +187,7 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 		if capacity == 0 {
 			rc, ok := env.(ReplayCapacitor)
 			if !ok {
-				return nil, fmt.Errorf("buffer capacity 0 asks the environment for a default, and %v has none: set it", env)
+				return nil, fmt.Errorf("train: buffer capacity 0 asks the environment for a default, and %v has none: set it", env)
 			}
 			capacity = rc.ReplayCapacity()
 		}
