@@ -388,7 +388,7 @@ func TestEvidenceMoments(t *testing.T) {
 	ns := []int{6, 5, 4, 6, 5, 4, 6, 3, 2, 1}
 	e := newEvidence()
 	for k, l := range ls {
-		e.kill(l, ns[k])
+		e.kill(l, 0, ns[k])
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	const reps = 400000
