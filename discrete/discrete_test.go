@@ -47,7 +47,7 @@ func replay(t *testing.T, env discrete.Env, tr *discrete.Trajectories) {
 func TestForwardSamplingIsValidAndLogPFMatchesTB(t *testing.T) {
 	g := grid(t, 3, 6)
 	rng := rand.New(rand.NewPCG(1, 2))
-	m := discrete.NewMLPModel(g, "m", []int{16, 16}, rng)
+	m := discrete.NewMLPModel(g, g, "m", []int{16, 16}, rng)
 	s := discrete.NewSampler(g)
 	var tr discrete.Trajectories
 	s.Forward(m, 40, discrete.SampleOptions{}, rng, &tr)
@@ -167,7 +167,7 @@ func TestBackwardSampling(t *testing.T) {
 func TestTBGradientMatchesFiniteDifferences(t *testing.T) {
 	g := grid(t, 2, 5)
 	rng := rand.New(rand.NewPCG(7, 8))
-	m := discrete.NewMLPModel(g, "m", []int{8, 8}, rng)
+	m := discrete.NewMLPModel(g, g, "m", []int{8, 8}, rng)
 	logZ := nn.NewParam("logZ")
 	logZ.Value[0] = 0.3
 	s := discrete.NewSampler(g)
@@ -219,13 +219,13 @@ func TestSteadyStateSamplingDoesNotAllocate(t *testing.T) {
 	}
 	g := grid(t, 2, 16)
 	rng := rand.New(rand.NewPCG(1, 1))
-	m := discrete.NewMLPModel(g, "m", []int{32, 32}, rng)
+	m := discrete.NewMLPModel(g, g, "m", []int{32, 32}, rng)
 	s := discrete.NewSampler(g)
 	var tr discrete.Trajectories
 	for range 20 { // warm up the buffers to their high-water mark
 		s.Forward(m, 16, discrete.SampleOptions{Eps: 1}, rng, &tr)
 	}
-	other := discrete.NewMLPModel(g, "o", []int{32, 32}, rng)
+	other := discrete.NewMLPModel(g, g, "o", []int{32, 32}, rng)
 	for _, opt := range []discrete.SampleOptions{{Eps: 1}, {Eps: 1, Record: true}, {Eps: 1, Record: true, Companion: other}} {
 		for range 20 {
 			s.Forward(m, 16, opt, rng, &tr)
@@ -275,8 +275,8 @@ func TestCompanionRecordingMatchesRecomputed(t *testing.T) {
 		h, n := tc.h, tc.n
 		g := grid(t, tc.d, h)
 		rng := rand.New(rand.NewPCG(21, uint64(h)))
-		m := discrete.NewMLPModel(g, "m", []int{32, 32}, rng)
-		c := &countingModel{MLPModel: discrete.NewMLPModel(g, "c", []int{32, 32}, rng)}
+		m := discrete.NewMLPModel(g, g, "m", []int{32, 32}, rng)
+		c := &countingModel{MLPModel: discrete.NewMLPModel(g, g, "c", []int{32, 32}, rng)}
 		logZ := nn.NewParam("logZ")
 		s := discrete.NewSampler(g)
 		var tr discrete.Trajectories
@@ -308,7 +308,7 @@ func TestCompanionRecordingMatchesRecomputed(t *testing.T) {
 func TestCompanionMustDifferFromSampler(t *testing.T) {
 	g := grid(t, 2, 4)
 	rng := rand.New(rand.NewPCG(1, 2))
-	m := discrete.NewMLPModel(g, "m", []int{8}, rng)
+	m := discrete.NewMLPModel(g, g, "m", []int{8}, rng)
 	defer func() {
 		if recover() == nil {
 			t.Error("sampling with itself as companion did not panic")
@@ -323,7 +323,7 @@ func TestCompanionMustDifferFromSampler(t *testing.T) {
 func TestRecordedBatchMatchesRecomputed(t *testing.T) {
 	g := grid(t, 2, 12)
 	rng := rand.New(rand.NewPCG(9, 9))
-	m := discrete.NewMLPModel(g, "m", []int{32, 32}, rng)
+	m := discrete.NewMLPModel(g, g, "m", []int{32, 32}, rng)
 	logZ := nn.NewParam("logZ")
 	s := discrete.NewSampler(g)
 	var tr discrete.Trajectories
@@ -354,7 +354,7 @@ func TestRecordedBatchMatchesRecomputed(t *testing.T) {
 func TestForwardFromAndJoin(t *testing.T) {
 	g := grid(t, 3, 7)
 	rng := rand.New(rand.NewPCG(3, 9))
-	m := discrete.NewMLPModel(g, "m", []int{16}, rng)
+	m := discrete.NewMLPModel(g, g, "m", []int{16}, rng)
 	s := discrete.NewSampler(g)
 	var full, back, suffix, joined discrete.Trajectories
 	s.Forward(m, 12, discrete.SampleOptions{Eps: 0.3}, rng, &full)
@@ -387,7 +387,7 @@ func TestForwardFromAndJoin(t *testing.T) {
 func TestDBGradientMatchesFiniteDifferences(t *testing.T) {
 	g := grid(t, 2, 5)
 	rng := rand.New(rand.NewPCG(17, 18))
-	m := discrete.NewMLPModelHeads(g, "m", []int{8, 8}, 1, rng)
+	m := discrete.NewMLPModelHeads(g, g, "m", []int{8, 8}, 1, rng)
 	s := discrete.NewSampler(g)
 	var tr discrete.Trajectories
 	s.Forward(m, 5, discrete.SampleOptions{Eps: 0.5}, rng, &tr)
@@ -453,5 +453,40 @@ func TestDBGradientMatchesFiniteDifferences(t *testing.T) {
 		if math.Abs(d2[i]-delta[i]) > 1e-5 {
 			t.Fatalf("transition %d: δ %v, trajectory form %v", i, d2[i], delta[i])
 		}
+	}
+}
+
+// halfFeatures encodes a 2-d grid state by its first coordinate only: a
+// featurisation of the model's, not the environment's.
+type halfFeatures struct {
+	side  int
+	calls *int
+}
+
+func (h halfFeatures) FeatureLen() int       { return h.side }
+func (h halfFeatures) FeaturesPerState() int { return 1 }
+func (h halfFeatures) Features(s []int32, idx []int32) {
+	*h.calls++
+	idx[0] = s[0]
+}
+
+// The MLP reads states through the Featurizer it is given: states with
+// equal first coordinates get equal logits under halfFeatures.
+func TestMLPModelUsesItsFeaturizer(t *testing.T) {
+	g, _ := hypergrid.New(2, 8, hypergrid.Deceptive)
+	calls := 0
+	m := discrete.NewMLPModel(g, halfFeatures{8, &calls}, "m", []int{16}, rand.New(rand.NewPCG(1, 2)))
+	w := g.StateLen()
+	states := make([]int32, 3*w)
+	for r, x := range [][2]int32{{3, 1}, {3, 5}, {4, 1}} {
+		g.Init(states[r*w : (r+1)*w])
+		states[r*w], states[r*w+1] = x[0], x[1]
+	}
+	out := m.Forward(states, 3)
+	if calls != 3 {
+		t.Fatalf("Features called %d times for 3 states", calls)
+	}
+	if !slices.Equal(out.Row(0), out.Row(1)) || slices.Equal(out.Row(0), out.Row(2)) {
+		t.Errorf("logits %v, %v, %v: want rows 0 and 1 equal (same first coordinate), row 2 different", out.Row(0), out.Row(1), out.Row(2))
 	}
 }

@@ -9,16 +9,9 @@ type Env interface {
 	NumActions() int
 	// NumBackActions is the number of backward actions per state.
 	NumBackActions() int
-	// FeatureLen is the width of the one-hot feature space of states.
-	FeatureLen() int
-	// FeaturesPerState is the number of one-hot indices Features writes.
-	FeaturesPerState() int
 
 	// Init writes the initial state s0 into s.
 	Init(s []int32)
-	// Features writes FeaturesPerState indices into [0, FeatureLen) for the
-	// one-hot encoding of s; unused slots are -1.
-	Features(s []int32, idx []int32)
 	// ForwardMask marks the valid forward actions of the non-terminal s.
 	ForwardMask(s []int32, mask []bool)
 	// Step applies the valid forward action a to s in place and reports
@@ -50,4 +43,26 @@ type Env interface {
 // counting and histograms), for environments that have one.
 type TerminalKeyer interface {
 	TerminalKey(x []int32) uint64
+}
+
+// Featurizer encodes states for a policy network as one-hot indices. It
+// belongs to the model side, not to the MDP: the MLP and SSR policies take
+// one, and an environment whose states have a natural encoding supplies it
+// by implementing Featurizer too (FeaturizedEnv), which train and seqtrain
+// use by default.
+type Featurizer interface {
+	// FeatureLen is the width of the one-hot feature space of states.
+	FeatureLen() int
+	// FeaturesPerState is the number of one-hot indices Features writes.
+	FeaturesPerState() int
+	// Features writes FeaturesPerState indices into [0, FeatureLen) for the
+	// one-hot encoding of s; unused slots are -1.
+	Features(s []int32, idx []int32)
+}
+
+// FeaturizedEnv is an environment that supplies its own one-hot state
+// features.
+type FeaturizedEnv interface {
+	Env
+	Featurizer
 }

@@ -13,7 +13,7 @@ import (
 func Example() {
 	env, _ := hypergrid.New(2, 8, hypergrid.Deceptive)
 	rng := rand.New(rand.NewPCG(1, 2))
-	model := discrete.NewMLPModel(env, "model", []int{32, 32}, rng)
+	model := discrete.NewMLPModel(env, env, "model", []int{32, 32}, rng)
 	logZ := nn.NewParam("logZ")
 	opt := nn.NewAdam(nn.Group{Params: model.Params(), LR: 1e-3}, nn.Group{Params: []*nn.Param{logZ}, LR: 0.1})
 

@@ -37,38 +37,39 @@ type Recorder interface {
 	KeepRows(rows []int32) *nn.Matrix
 }
 
-// MLPModel is an MLP on the environment's one-hot state features. It is a
-// Recorder.
+// MLPModel is an MLP on one-hot state features. It is a Recorder.
 type MLPModel struct {
-	Env Env
-	Net *nn.MLP
-	idx []int32
-	gen uint64
+	Env  Env
+	Feat Featurizer
+	Net  *nn.MLP
+	idx  []int32
+	gen  uint64
 }
 
-// NewMLPModel builds a LeakyReLU MLP with the given hidden widths on env's
-// one-hot features, outputting env.NumActions() logits. Parameter names
+// NewMLPModel builds a LeakyReLU MLP with the given hidden widths on the
+// one-hot features feat gives env's states (often env itself, a
+// FeaturizedEnv), outputting env.NumActions() logits. Parameter names
 // start with prefix.
-func NewMLPModel(env Env, prefix string, hidden []int, rng *rand.Rand) *MLPModel {
-	return NewMLPModelHeads(env, prefix, hidden, 0, rng)
+func NewMLPModel(env Env, feat Featurizer, prefix string, hidden []int, rng *rand.Rand) *MLPModel {
+	return NewMLPModelHeads(env, feat, prefix, hidden, 0, rng)
 }
 
 // NewMLPModelHeads is NewMLPModel with extra outputs after the logits
 // (column NumActions() is the log state flow log F(s) for DB and GAFN).
-func NewMLPModelHeads(env Env, prefix string, hidden []int, extra int, rng *rand.Rand) *MLPModel {
+func NewMLPModelHeads(env Env, feat Featurizer, prefix string, hidden []int, extra int, rng *rand.Rand) *MLPModel {
 	sizes := append(append([]int(nil), hidden...), env.NumActions()+extra)
-	net := nn.NewOneHotMLP(prefix, env.FeatureLen(), sizes, nn.LeakyReLU, rng)
-	return &MLPModel{Env: env, Net: net}
+	net := nn.NewOneHotMLP(prefix, feat.FeatureLen(), sizes, nn.LeakyReLU, rng)
+	return &MLPModel{Env: env, Feat: feat, Net: net}
 }
 
 // Forward encodes the states' one-hot features and returns the network's
 // rows×(NumActions+extra) outputs.
 func (m *MLPModel) Forward(states []int32, rows int) *nn.Matrix {
 	m.gen++
-	w, k := m.Env.StateLen(), m.Env.FeaturesPerState()
+	w, k := m.Env.StateLen(), m.Feat.FeaturesPerState()
 	m.idx = growInt32(m.idx, rows*k)
 	for r := range rows {
-		m.Env.Features(states[r*w:(r+1)*w], m.idx[r*k:(r+1)*k])
+		m.Feat.Features(states[r*w:(r+1)*w], m.idx[r*k:(r+1)*k])
 	}
 	return m.Net.ForwardIndices(m.idx, k)
 }
@@ -102,7 +103,7 @@ func (m *MLPModel) Params() []*nn.Param { return m.Net.Params() }
 
 // Clone returns a model sharing m's parameters with buffers of its own, for
 // sampling from it on several goroutines at once.
-func (m *MLPModel) Clone() *MLPModel { return &MLPModel{Env: m.Env, Net: m.Net.Clone()} }
+func (m *MLPModel) Clone() *MLPModel { return &MLPModel{Env: m.Env, Feat: m.Feat, Net: m.Net.Clone()} }
 
 func growInt32(s []int32, n int) []int32 {
 	if cap(s) < n {

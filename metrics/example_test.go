@@ -13,7 +13,7 @@ import (
 // target R/Z.
 func ExampleTerminating() {
 	env, _ := hypergrid.New(2, 16, hypergrid.Deceptive)
-	model := discrete.NewMLPModel(env, "model", []int{32}, rand.New(rand.NewPCG(1, 1)))
+	model := discrete.NewMLPModel(env, env, "model", []int{32}, rand.New(rand.NewPCG(1, 1)))
 	target, logZ, _ := metrics.Target(env)
 	p, _ := metrics.Terminating(env, model)
 	var total float64

@@ -37,7 +37,7 @@ func bruteForce(g *hypergrid.Grid, m discrete.Model, s []int32, p float64, out [
 func TestTerminatingMatchesBruteForce(t *testing.T) {
 	for _, c := range []struct{ d, h int }{{2, 4}, {3, 3}, {1, 6}} {
 		g, _ := hypergrid.New(c.d, c.h, hypergrid.Deceptive)
-		m := discrete.NewMLPModel(g, "m", []int{16, 16}, rand.New(rand.NewPCG(1, uint64(c.d))))
+		m := discrete.NewMLPModel(g, g, "m", []int{16, 16}, rand.New(rand.NewPCG(1, uint64(c.d))))
 		exact, err := metrics.Terminating(g, m)
 		if err != nil {
 			t.Fatal(err)
@@ -61,7 +61,7 @@ func TestTerminatingMatchesBruteForce(t *testing.T) {
 func TestTerminatingMatchesSampling(t *testing.T) {
 	g, _ := hypergrid.New(2, 6, hypergrid.Deceptive)
 	rng := rand.New(rand.NewPCG(4, 4))
-	m := discrete.NewMLPModel(g, "m", []int{16}, rng)
+	m := discrete.NewMLPModel(g, g, "m", []int{16}, rng)
 	exact, _ := metrics.Terminating(g, m)
 	var tr discrete.Trajectories
 	discrete.NewSampler(g).Forward(m, 100000, discrete.SampleOptions{}, rng, &tr)

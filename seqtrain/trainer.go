@@ -192,7 +192,11 @@ func newAgent(env discrete.Env, o Optim, cfg Config, model ModelFunc, rng *rand.
 func (p Policy) build(env discrete.Env, prefix string, rng *rand.Rand) (discrete.Model, error) {
 	switch p.Kind {
 	case "ssr":
-		return ssr.New(env, prefix, p.Hidden, p.Embed, rng), nil
+		fenv, err := featurized(env)
+		if err != nil {
+			return nil, err
+		}
+		return ssr.New(env, fenv, prefix, p.Hidden, p.Embed, rng), nil
 	case "mlp":
 		layers := p.Layers
 		if layers <= 0 {
@@ -202,7 +206,11 @@ func (p Policy) build(env discrete.Env, prefix string, rng *rand.Rand) (discrete
 		for i := range hidden {
 			hidden[i] = p.Hidden
 		}
-		return discrete.NewMLPModel(env, prefix, hidden, rng), nil
+		fenv, err := featurized(env)
+		if err != nil {
+			return nil, err
+		}
+		return discrete.NewMLPModel(env, fenv, prefix, hidden, rng), nil
 	}
 	return nil, fmt.Errorf("seqtrain: policy %q is unknown (allowed: %v)", p.Kind, PolicyKinds)
 }
@@ -381,4 +389,14 @@ func grow[T any](s []T, n int) []T {
 		return make([]T, n)
 	}
 	return s[:n]
+}
+
+// featurized returns env's one-hot features, which the built-in policies
+// read, or an error naming the environment.
+func featurized(env discrete.Env) (discrete.Featurizer, error) {
+	f, ok := env.(discrete.Featurizer)
+	if !ok {
+		return nil, fmt.Errorf("seqtrain: environment %v has no one-hot state features: the ssr and mlp policies need it to implement discrete.Featurizer", env)
+	}
+	return f, nil
 }

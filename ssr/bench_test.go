@@ -78,7 +78,7 @@ func BenchmarkForwardBackward(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			env := seqEnv(b, c.a, c.n, false, nil)
 			rng := rand.New(rand.NewPCG(1, 2))
-			m := New(env, "", c.h, c.e, rng)
+			m := New(env, env, "", c.h, c.e, rng)
 			m.fold = m.fold && !c.unfolded
 			states, rows := batchStates(env, c.trajectories, rng)
 			dl := nn.NewMatrix(rows, env.NumActions())

@@ -24,7 +24,7 @@ func ExampleNew() {
 		panic(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	m := ssr.New(env, "student.", 64, 64, rng)
+	m := ssr.New(env, env, "student.", 64, 64, rng)
 	logZ := nn.NewParam("logZ")
 	opt := nn.NewAdam(nn.Group{Params: m.Params(), LR: 1e-3}, nn.Group{Params: []*nn.Param{logZ}, LR: 0.1})
 

@@ -28,9 +28,10 @@ const chunkEdges = 64
 // Model is the SSR policy, a discrete.Model for any discrete.Env. It is not
 // safe for concurrent use; Clone gives a copy with buffers of its own.
 type Model struct {
-	// Env supplies the children (ForwardMask and Step on a copy) and the
-	// features of every state.
+	// Env supplies the children (ForwardMask and Step on a copy).
 	Env discrete.Env
+	// Feat encodes every parent and child for the encoder.
+	Feat discrete.Featurizer
 	// Enc is the state encoder, OneHot(FeatureLen → H) with LeakyReLU, then
 	// Linear(H → E). Only its parameters and its first layer's passes are
 	// used: the model applies the second layer itself.
@@ -101,13 +102,14 @@ type nodeSet struct {
 // nn.Linear from rng. Parameters are named prefix+"enc.0.weight",
 // "enc.0.bias", "enc.2.weight", "enc.2.bias", "scorer.0.weight", …, as
 // the reference's two nn.Sequential networks. It panics for widths below 1.
-func New(env discrete.Env, prefix string, hidden, embed int, rng *rand.Rand) *Model {
+func New(env discrete.Env, feat discrete.Featurizer, prefix string, hidden, embed int, rng *rand.Rand) *Model {
 	if hidden < 1 || embed < 1 {
 		panic(fmt.Sprintf("ssr: widths hidden=%d embed=%d, want at least 1", hidden, embed))
 	}
 	return &Model{
 		Env:  env,
-		Enc:  nn.NewOneHotMLP(prefix+"enc", env.FeatureLen(), []int{hidden, embed}, nn.LeakyReLU, rng),
+		Feat: feat,
+		Enc:  nn.NewOneHotMLP(prefix+"enc", feat.FeatureLen(), []int{hidden, embed}, nn.LeakyReLU, rng),
 		S1:   nn.NewLinear(prefix+"scorer.0", 2*embed, hidden, rng),
 		S2:   nn.NewLinear(prefix+"scorer.2", hidden, 1, rng),
 		fold: hidden < 2*embed,
@@ -131,6 +133,7 @@ func (m *Model) Params() []*nn.Param {
 func (m *Model) Clone() *Model {
 	return &Model{
 		Env:  m.Env,
+		Feat: m.Feat,
 		Enc:  m.Enc.Clone(),
 		S1:   &nn.Linear{W: m.S1.W, B: m.S1.B, Act: m.S1.Act},
 		S2:   &nn.Linear{W: m.S2.W, B: m.S2.B, Act: m.S2.Act},
@@ -145,7 +148,7 @@ func (m *Model) Clone() *Model {
 // the model and valid until the next Forward.
 func (m *Model) Forward(states []int32, rows int) *nn.Matrix {
 	env := m.Env
-	w, na, k := env.StateLen(), env.NumActions(), env.FeaturesPerState()
+	w, na, k := env.StateLen(), env.NumActions(), m.Feat.FeaturesPerState()
 	H, E := m.Hidden(), m.Embed()
 	if len(states) < rows*w {
 		panic(fmt.Sprintf("ssr: Forward of %d rows with %d state words", rows, len(states)))
@@ -158,7 +161,7 @@ func (m *Model) Forward(states []int32, rows int) *nn.Matrix {
 	// action, each given by its features.
 	ns.feat = grow(ns.feat, rows*k)
 	for r := range rows {
-		env.Features(states[r*w:(r+1)*w], ns.feat[r*k:(r+1)*k])
+		m.Feat.Features(states[r*w:(r+1)*w], ns.feat[r*k:(r+1)*k])
 	}
 	ed.row, ed.act = ed.row[:0], ed.act[:0]
 	for r := range rows {
@@ -175,7 +178,7 @@ func (m *Model) Forward(states []int32, rows int) *nn.Matrix {
 			env.Step(m.child, a)
 			n := len(ns.feat)
 			ns.feat = slices.Grow(ns.feat, k)[:n+k]
-			env.Features(m.child, ns.feat[n:])
+			m.Feat.Features(m.child, ns.feat[n:])
 			ed.row = append(ed.row, int32(r))
 			ed.act = append(ed.act, int32(a))
 		}

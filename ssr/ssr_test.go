@@ -36,7 +36,7 @@ func seqEnv(t testing.TB, a, n int, appendOnly bool, r sequence.LogReward) *sequ
 
 // nonTerminal lists the non-terminal states reachable from s0 (rows of
 // StateLen words) in breadth-first order, at most limit of them.
-func nonTerminal(env discrete.Env, limit int) []int32 {
+func nonTerminal(env discrete.FeaturizedEnv, limit int) []int32 {
 	w, na := env.StateLen(), env.NumActions()
 	s0 := make([]int32, w)
 	env.Init(s0)
@@ -85,9 +85,9 @@ type ref struct {
 
 func (r ref) embed(s []int32) []float64 {
 	m := r.m
-	env := m.Env
-	idx := make([]int32, env.FeaturesPerState())
-	env.Features(s, idx)
+	f := m.Feat
+	idx := make([]int32, f.FeaturesPerState())
+	f.Features(s, idx)
 	H, E := m.Hidden(), m.Embed()
 	w0, b0 := m.Enc.OneHot.W.Value, m.Enc.OneHot.B.Value
 	w2, b2 := m.Enc.Layers[0].W.Value, m.Enc.Layers[0].B.Value
@@ -185,12 +185,12 @@ func refLoss(lg [][]float64, coef [][]float64) float64 {
 }
 
 // envCases are the environments the model is checked on.
-func envCases(t *testing.T) map[string]discrete.Env {
+func envCases(t *testing.T) map[string]discrete.FeaturizedEnv {
 	g, err := hypergrid.New(2, 5, hypergrid.Deceptive)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]discrete.Env{
+	return map[string]discrete.FeaturizedEnv{
 		"prepend-append": seqEnv(t, 3, 4, false, nil),
 		"append":         seqEnv(t, 3, 3, true, nil),
 		"hypergrid":      g,
@@ -203,7 +203,7 @@ func TestForwardMatchesNaivePerEdge(t *testing.T) {
 	for name, env := range envCases(t) {
 		for _, wd := range [][2]int{{20, 12}, {24, 12}} { // folded, not
 			rng := rand.New(rand.NewPCG(1, 2))
-			m := New(env, "p.", wd[0], wd[1], rng)
+			m := New(env, env, "p.", wd[0], wd[1], rng)
 			if m.fold != (wd[0] < 2*wd[1]) {
 				t.Fatalf("fold %v for H=%d E=%d", m.fold, wd[0], wd[1])
 			}
@@ -238,7 +238,7 @@ func TestGradientMatchesFiniteDifferences(t *testing.T) {
 		for name, env := range envCases(t) {
 			for _, wd := range [][2]int{{6, 5}, {7, 3}} { // folded, not
 				rng := rand.New(rand.NewPCG(3, 4))
-				m := New(env, "", wd[0], wd[1], rng)
+				m := New(env, env, "", wd[0], wd[1], rng)
 				states := nonTerminal(env, 12)
 				rows := len(states) / env.StateLen()
 				na := env.NumActions()
@@ -336,7 +336,7 @@ func logitsDoNotDependOnTheBatch(t *testing.T, hidden, embed int) {
 	env := seqEnv(t, 4, 6, false, nil)
 	w := env.StateLen()
 	rng := rand.New(rand.NewPCG(5, 6))
-	m := New(env, "", hidden, embed, rng)
+	m := New(env, env, "", hidden, embed, rng)
 	all := nonTerminal(env, 400)
 	n := len(all) / w
 	batch := make([]int32, 0, 3*n*w)
@@ -377,7 +377,7 @@ func backwardDedupMatchesPerRow(t *testing.T, hidden, embed int) {
 	env := seqEnv(t, 3, 4, false, nil)
 	w, na := env.StateLen(), env.NumActions()
 	rng := rand.New(rand.NewPCG(7, 8))
-	m := New(env, "", hidden, embed, rng)
+	m := New(env, env, "", hidden, embed, rng)
 	states := nonTerminal(env, 30)
 	states = append(states, states[3*w:5*w]...) // two duplicates
 	rows := len(states) / w
@@ -413,7 +413,7 @@ func backwardDedupMatchesPerRow(t *testing.T, hidden, embed int) {
 
 func TestParamsAndClone(t *testing.T) {
 	env := seqEnv(t, 4, 3, false, nil)
-	m := New(env, "student.", 10, 7, rand.New(rand.NewPCG(1, 1)))
+	m := New(env, env, "student.", 10, 7, rand.New(rand.NewPCG(1, 1)))
 	var names []string
 	for _, p := range m.Params() {
 		names = append(names, p.Name)
@@ -458,7 +458,7 @@ func TestSteadyStateDoesNotAllocate(t *testing.T) {
 	}
 	env := seqEnv(t, 4, 5, false, nil)
 	for _, wd := range [][2]int{{64, 64}, {64, 16}} { // folded, not
-		m := New(env, "", wd[0], wd[1], rand.New(rand.NewPCG(1, 1)))
+		m := New(env, env, "", wd[0], wd[1], rand.New(rand.NewPCG(1, 1)))
 		states := nonTerminal(env, 200)
 		rows := len(states) / env.StateLen()
 		dl := nn.NewMatrix(rows, env.NumActions())
@@ -482,7 +482,7 @@ func TestSteadyStateDoesNotAllocate(t *testing.T) {
 // saw the old values.
 func TestFoldFollowsParameters(t *testing.T) {
 	env := seqEnv(t, 3, 4, false, nil)
-	m := New(env, "", 16, 16, rand.New(rand.NewPCG(9, 9)))
+	m := New(env, env, "", 16, 16, rand.New(rand.NewPCG(9, 9)))
 	states := nonTerminal(env, 30)
 	rows := len(states) / env.StateLen()
 	E, H := m.Embed(), m.Hidden()
@@ -517,7 +517,7 @@ func TestTBLearnsLogZ(t *testing.T) {
 	env := seqEnv(t, 4, 3, false, reward)
 	w := env.StateLen()
 	rng := rand.New(rand.NewPCG(11, 12))
-	m := New(env, "", 32, 32, rng)
+	m := New(env, env, "", 32, 32, rng)
 	logZ := nn.NewParam("logZ")
 	opt := nn.NewAdam(nn.Group{Params: m.Params(), LR: 3e-3}, nn.Group{Params: []*nn.Param{logZ}, LR: 0.1})
 	// True log Z over the 64 sequences.
@@ -623,7 +623,7 @@ func exactTerminal(t *testing.T, env *sequence.Env, m *Model) map[uint64]float64
 func TestTerminalRows(t *testing.T) {
 	env := seqEnv(t, 3, 2, false, nil)
 	w, na := env.StateLen(), env.NumActions()
-	m := New(env, "", 8, 8, rand.New(rand.NewPCG(2, 2)))
+	m := New(env, env, "", 8, 8, rand.New(rand.NewPCG(2, 2)))
 	states := make([]int32, 2*w)
 	env.Init(states[:w])
 	env.SetTerminal(states[w:], []int32{2, 1})

@@ -3,6 +3,8 @@ package task
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/gfngo/gfn/discrete"
 )
 
 // FuzzBuildJSON feeds arbitrary environment specs, as checkpoints store
@@ -38,19 +40,23 @@ func FuzzBuildJSON(f *testing.F) {
 			}
 			return
 		}
-		w, k := env.StateLen(), env.FeaturesPerState()
-		if w < 1 || k < 1 || env.NumActions() < 1 || env.FeatureLen() < k {
-			t.Fatalf("%v: state length %d, %d of %d features, %d actions", env, w, k, env.FeatureLen(), env.NumActions())
+		f, ok := env.(discrete.FeaturizedEnv)
+		if !ok {
+			t.Fatalf("%v has no one-hot features: the MLP policies cannot train on it", env)
+		}
+		w, k := env.StateLen(), f.FeaturesPerState()
+		if w < 1 || k < 1 || env.NumActions() < 1 || f.FeatureLen() < k {
+			t.Fatalf("%v: state length %d, %d of %d features, %d actions", env, w, k, f.FeatureLen(), env.NumActions())
 		}
 		s := make([]int32, w)
 		idx := make([]int32, k)
 		mask := make([]bool, env.NumActions())
 		env.Init(s)
 		for range 64 {
-			env.Features(s, idx)
+			f.Features(s, idx)
 			for _, i := range idx {
-				if i < -1 || int(i) >= env.FeatureLen() {
-					t.Fatalf("%v: feature %d of %v outside [0, %d)", env, i, s, env.FeatureLen())
+				if i < -1 || int(i) >= f.FeatureLen() {
+					t.Fatalf("%v: feature %d of %v outside [0, %d)", env, i, s, f.FeatureLen())
 				}
 			}
 			env.ForwardMask(s, mask)

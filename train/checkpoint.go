@@ -337,7 +337,11 @@ func checkNetworkSize(env discrete.Env, cfg Config, ts []safetensors.Tensor) err
 			have += float64(x.NumElements())
 		}
 	}
-	need, in := 0.0, float64(env.FeatureLen())
+	fenv, err := featurized(env)
+	if err != nil {
+		return err
+	}
+	need, in := 0.0, float64(fenv.FeatureLen())
 	for _, w := range append(slices.Clone(cfg.Hidden), env.NumActions()) {
 		need += (in + 1) * float64(w)
 		in = float64(w)

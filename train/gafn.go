@@ -19,8 +19,9 @@ import (
 
 type gafnState struct {
 	target, pred *nn.MLP
-	ri           []float64 // intrinsic reward of each transition's child
-	rows         []int32   // all states of the batch: sources then finals
+	feat         discrete.Featurizer // the environment's, as the policies'
+	ri           []float64           // intrinsic reward of each transition's child
+	rows         []int32             // all states of the batch: sources then finals
 	mask         []bool
 	narrow, logp nn.Matrix
 	grad         discrete.HeadGrad
@@ -42,9 +43,10 @@ const (
 	rndHidden, rndLatent = 256, 128
 )
 
-func newGAFN(env discrete.Env, lr float64, rng *rand.Rand) *gafnState {
+func newGAFN(env discrete.FeaturizedEnv, lr float64, rng *rand.Rand) *gafnState {
 	sizes := []int{rndHidden, rndHidden, rndLatent}
 	g := &gafnState{
+		feat:   env,
 		target: nn.NewOneHotMLP("target", env.FeatureLen(), sizes, nn.LeakyReLU, rng),
 		pred:   nn.NewOneHotMLP("predictor", env.FeatureLen(), sizes, nn.LeakyReLU, rng),
 	}
@@ -54,13 +56,13 @@ func newGAFN(env discrete.Env, lr float64, rng *rand.Rand) *gafnState {
 
 // features encodes rows states (StateLen words each) as index lists.
 func (g *gafnState) features(env discrete.Env, states []int32, rows int) []int32 {
-	w, k := env.StateLen(), env.FeaturesPerState()
+	w, k := env.StateLen(), g.feat.FeaturesPerState()
 	if cap(g.idx) < rows*k {
 		g.idx = make([]int32, rows*k)
 	}
 	g.idx = g.idx[:rows*k]
 	for r := range rows {
-		env.Features(states[r*w:(r+1)*w], g.idx[r*k:(r+1)*k])
+		g.feat.Features(states[r*w:(r+1)*w], g.idx[r*k:(r+1)*k])
 	}
 	return g.idx
 }
@@ -68,7 +70,7 @@ func (g *gafnState) features(env discrete.Env, states []int32, rows int) []int32
 // rndDistance returns ‖f̂(s) − f(s)‖₂ per row and leaves the predictor's
 // forward pass (and the target's outputs in tgt) ready for a backward pass.
 func (g *gafnState) rndDistance(env discrete.Env, states []int32, rows int, tgt *nn.Matrix) []float64 {
-	k := env.FeaturesPerState()
+	k := g.feat.FeaturesPerState()
 	idx := g.features(env, states, rows)
 	t := g.target.ForwardIndices(idx, k)
 	tgt.Resize(t.Rows, t.Cols)

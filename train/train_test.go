@@ -245,3 +245,16 @@ func TestCurveEmpiricalL1(t *testing.T) {
 		t.Errorf("curve sampling changed the run: log Z %v vs %v", a.Summary.StudentLogZ, b.Summary.StudentLogZ)
 	}
 }
+
+// noFeatures hides the grid's one-hot features: only the MDP is left.
+type noFeatures struct{ discrete.Env }
+
+// An environment without features cannot train the MLP policies: New says
+// so, naming the environment and the interface to implement.
+func TestEnvWithoutFeatures(t *testing.T) {
+	g, _ := hypergrid.New(2, 8, hypergrid.Deceptive)
+	_, err := train.New(noFeatures{g}, train.DefaultConfig())
+	if err == nil || !strings.Contains(err.Error(), "discrete.Featurizer") || !strings.Contains(err.Error(), "train: environment") {
+		t.Errorf("New on an environment without features: %v", err)
+	}
+}

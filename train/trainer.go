@@ -20,16 +20,16 @@ type Agent struct {
 
 // newAgent builds a TB agent (policy and log Z) or, for DB, a policy with
 // a state-flow head and no log Z.
-func newAgent(env discrete.Env, cfg Config, lr float64, rng *rand.Rand) *Agent {
+func newAgent(env discrete.FeaturizedEnv, cfg Config, lr float64, rng *rand.Rand) *Agent {
 	if cfg.Objective == ObjectiveDB {
-		m := discrete.NewMLPModelHeads(env, "model", cfg.Hidden, 1, rng)
+		m := discrete.NewMLPModelHeads(env, env, "model", cfg.Hidden, 1, rng)
 		return &Agent{Model: m, Opt: nn.NewAdam(nn.Group{Params: m.Params(), LR: lr})}
 	}
 	extra := 0
 	if cfg.Method == MethodGAFN {
 		extra = 1 // the state flow of GAFN's edge rewards
 	}
-	m := discrete.NewMLPModelHeads(env, "model", cfg.Hidden, extra, rng)
+	m := discrete.NewMLPModelHeads(env, env, "model", cfg.Hidden, extra, rng)
 	z := nn.NewParam("logZ")
 	z.Value[0] = float32(cfg.LogZInit)
 	opt := nn.NewAdam(nn.Group{Params: m.Params(), LR: lr}, nn.Group{Params: []*nn.Param{z}, LR: cfg.LogZLR})
@@ -156,16 +156,20 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 		Env: env, Cfg: cfg, rng: rng, src: src, sampler: discrete.NewSampler(env), schedule: cfg.schedule(),
 		reward: cfg.Reward(),
 	}
-	t.Student = newAgent(env, cfg, cfg.LR, rng)
+	fenv, err := featurized(env)
+	if err != nil {
+		return nil, err
+	}
+	t.Student = newAgent(fenv, cfg, cfg.LR, rng)
 	for range cfg.numTeachers() {
-		t.Teachers = append(t.Teachers, newAgent(env, cfg, cfg.TeacherLR, rng))
+		t.Teachers = append(t.Teachers, newAgent(fenv, cfg, cfg.TeacherLR, rng))
 	}
 	if len(t.Teachers) > 0 {
 		t.Teacher = t.Teachers[0]
 	}
 	t.multiPath = len(t.Teachers) > 1
 	if cfg.Method == MethodGAFN {
-		t.gafn = newGAFN(env, cfg.LR, rng)
+		t.gafn = newGAFN(fenv, cfg.LR, rng)
 	}
 	t.modes, _ = env.(ModeTester)
 	t.keyer, _ = env.(discrete.TerminalKeyer)
@@ -198,6 +202,16 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 		t.buffer = b
 	}
 	return t, nil
+}
+
+// featurized returns env with its one-hot features, which the MLP policies
+// (and GAFN's RND networks) read, or an error naming the environment.
+func featurized(env discrete.Env) (discrete.FeaturizedEnv, error) {
+	f, ok := env.(discrete.FeaturizedEnv)
+	if !ok {
+		return nil, fmt.Errorf("train: environment %v has no one-hot state features: the MLP policies need it to implement discrete.Featurizer", env)
+	}
+	return f, nil
 }
 
 // bufferWidth is the number of words of a buffer entry: a state, or for

@@ -15,6 +15,7 @@ type checker struct {
 	env   discrete.Env
 	opt   Options
 	keyer discrete.TerminalKeyer
+	feat  discrete.Featurizer // nil: the environment has no features to check
 
 	w, na, nb, nf, fl int
 	maxSteps          int
@@ -202,10 +203,13 @@ func (c *checker) dimensions() bool {
 		c.na = e.NumActions()
 		c.enter(Dimensions, "NumBackActions", nil, -1)
 		c.nb = e.NumBackActions()
-		c.enter(Dimensions, "FeatureLen", nil, -1)
-		c.fl = e.FeatureLen()
-		c.enter(Dimensions, "FeaturesPerState", nil, -1)
-		c.nf = e.FeaturesPerState()
+		if f, ok := e.(discrete.Featurizer); ok {
+			c.feat = f
+			c.enter(Dimensions, "FeatureLen", nil, -1)
+			c.fl = f.FeatureLen()
+			c.enter(Dimensions, "FeaturesPerState", nil, -1)
+			c.nf = f.FeaturesPerState()
+		}
 	})
 	if !ok {
 		return false
@@ -301,7 +305,7 @@ func (c *checker) features(s []int32) {
 	if c.nf == 0 {
 		return
 	}
-	e, w := c.env, c.w
+	e, w := c.feat, c.w
 	for i := range c.idx {
 		c.idx[i], c.idx2[i] = -2, -3
 	}

@@ -26,8 +26,9 @@
 //     FeatureLen and FeaturesPerState are not negative.
 //   - InitState: Init writes every word, the same each time; IsInitial of
 //     its state is true and IsTerminal false.
-//   - FeatureIndices: Features writes FeaturesPerState indices, each in
-//     [0, FeatureLen) or -1, and gives equal indices for equal states.
+//   - FeatureIndices (when the environment is a discrete.Featurizer):
+//     Features writes FeaturesPerState indices, each in [0, FeatureLen) or
+//     -1, and gives equal indices for equal states.
 //   - ForwardMasks: a non-terminal state has a valid forward action, and
 //     ForwardMask writes every entry (the samplers reuse mask buffers).
 //   - Steps: Step of every valid action gives a child that is not initial,

@@ -513,7 +513,7 @@ func TestDiscreteSampling(t *testing.T) {
 	for _, k := range kinds {
 		e := mustEnv(t, k, 3, 5)
 		rng := rand.New(rand.NewPCG(3, 4))
-		m := discrete.NewMLPModel(e, "m", []int{16}, rng)
+		m := discrete.NewMLPModel(e, e, "m", []int{16}, rng)
 		smp := discrete.NewSampler(e)
 		var fw, bw discrete.Trajectories
 		smp.Forward(m, 20, discrete.SampleOptions{Eps: 0.3}, rng, &fw)
