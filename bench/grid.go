@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/csv"
@@ -248,6 +249,10 @@ type GridResult struct {
 	EmpiricalL1, ExactL1 float64 // NaN when not computed
 	RewardCalls, Steps   int
 	WallSeconds          float64
+	// PeakRSSMiB is the run's peak resident set (NaN if its summary has
+	// none); BufferEntries what its replay buffer held at the end.
+	PeakRSSMiB    float64
+	BufferEntries int
 }
 
 // collectGrid reads the summaries of the jobs that have finished.
@@ -268,15 +273,21 @@ func collectGrid(table string, jobs []GridJob) ([]GridResult, error) {
 			StudentExact *struct {
 				L1 *float64 `json:"l1"`
 			} `json:"student_exact"`
-			RewardCalls int     `json:"reward_calls"`
-			Steps       int     `json:"steps"`
-			Wall        float64 `json:"wall_seconds"`
+			RewardCalls   int      `json:"reward_calls"`
+			Steps         int      `json:"steps"`
+			Wall          float64  `json:"wall_seconds"`
+			PeakRSS       *float64 `json:"peak_rss_mib"`
+			BufferEntries int      `json:"buffer_entries"`
 		}
 		if err := json.Unmarshal(b, &s); err != nil {
 			return nil, fmt.Errorf("bench: %s: %w", filepath.Join(j.Dir, "summary.json"), err)
 		}
 		r := GridResult{Table: table, Method: j.Method, Grid: j.Grid, Seed: j.Seed, Modes: s.ModesFound, ModesTotal: s.ModesTotal,
-			EmpiricalL1: math.NaN(), ExactL1: math.NaN(), RewardCalls: s.RewardCalls, Steps: s.Steps, WallSeconds: s.Wall}
+			EmpiricalL1: math.NaN(), ExactL1: math.NaN(), RewardCalls: s.RewardCalls, Steps: s.Steps, WallSeconds: s.Wall,
+			PeakRSSMiB: math.NaN(), BufferEntries: s.BufferEntries}
+		if s.PeakRSS != nil {
+			r.PeakRSSMiB = *s.PeakRSS
+		}
 		if s.EmpiricalL1 != nil {
 			r.EmpiricalL1 = *s.EmpiricalL1
 		}
@@ -288,7 +299,7 @@ func collectGrid(table string, jobs []GridJob) ([]GridResult, error) {
 	return rs, nil
 }
 
-var resultsHeader = []string{"table", "method", "dim", "side", "seed", "modes", "modes_total", "empirical_l1", "exact_l1", "reward_calls", "steps", "wall_seconds"}
+var resultsHeader = []string{"table", "method", "dim", "side", "seed", "modes", "modes_total", "empirical_l1", "exact_l1", "reward_calls", "steps", "wall_seconds", "peak_rss_mib", "buffer_entries"}
 
 // WriteResultsCSV writes results.csv.
 func WriteResultsCSV(w io.Writer, rs []GridResult) error {
@@ -302,17 +313,33 @@ func WriteResultsCSV(w io.Writer, rs []GridResult) error {
 	}
 	for _, r := range rs {
 		cw.Write([]string{r.Table, r.Method, strconv.Itoa(r.Grid.Dim), strconv.Itoa(r.Grid.Side), strconv.Itoa(r.Seed),
-			strconv.Itoa(r.Modes), f(r.ModesTotal), f(r.EmpiricalL1), f(r.ExactL1), strconv.Itoa(r.RewardCalls), strconv.Itoa(r.Steps), f(r.WallSeconds)})
+			strconv.Itoa(r.Modes), f(r.ModesTotal), f(r.EmpiricalL1), f(r.ExactL1), strconv.Itoa(r.RewardCalls), strconv.Itoa(r.Steps), f(r.WallSeconds),
+			f(r.PeakRSSMiB), strconv.Itoa(r.BufferEntries)})
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
-// ReadResultsCSV reads what WriteResultsCSV wrote.
+// ReadResultsCSV reads what WriteResultsCSV wrote, also files from before
+// the peak_rss_mib and buffer_entries columns (read as unknown and 0).
 func ReadResultsCSV(r io.Reader) ([]GridResult, error) {
-	return readResults(r, resultsHeader, func(row []string, c *cells) GridResult {
+	rows, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	if old := len(resultsHeader) - 2; len(rows) > 0 && slices.Equal(rows[0], resultsHeader[:old]) {
+		rows[0] = resultsHeader
+		for i := 1; i < len(rows); i++ {
+			rows[i] = append(rows[i], "", "0")
+		}
+	}
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	cw.WriteAll(rows)
+	return readResults(&buf, resultsHeader, func(row []string, c *cells) GridResult {
 		return GridResult{Table: row[0], Method: row[1], Grid: Grid{c.int(row[2]), c.int(row[3])}, Seed: c.int(row[4]), Modes: c.int(row[5]),
-			ModesTotal: c.float(row[6]), EmpiricalL1: c.float(row[7]), ExactL1: c.float(row[8]), RewardCalls: c.int(row[9]), Steps: c.int(row[10]), WallSeconds: c.float(row[11])}
+			ModesTotal: c.float(row[6]), EmpiricalL1: c.float(row[7]), ExactL1: c.float(row[8]), RewardCalls: c.int(row[9]), Steps: c.int(row[10]), WallSeconds: c.float(row[11]),
+			PeakRSSMiB: c.float(row[12]), BufferEntries: c.int(row[13])}
 	})
 }
 
@@ -473,14 +500,19 @@ func WriteMarkdown(w io.Writer, table string, rs []GridResult) {
 		if ref != "" {
 			fmt.Fprintf(w, "Paper: %s.\n\n", ref)
 		}
-		fmt.Fprintf(w, "| method | runs | modes | modes (paper) | L1 ×%g | L1 ×%g (paper) | wall (s, mean) |\n", scale, scale)
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+		fmt.Fprintf(w, "| method | runs | modes | modes (paper) | L1 ×%g | L1 ×%g (paper) | wall (s, mean) | peak RSS (MiB, max) | buffer entries (max) |\n", scale, scale)
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 		for _, m := range methods {
 			var modes, l1, wall []float64
+			mem, buf := math.NaN(), 0
 			for _, r := range byGrid[g] {
 				if r.Method != m {
 					continue
 				}
+				if !math.IsNaN(r.PeakRSSMiB) && !(r.PeakRSSMiB <= mem) {
+					mem = r.PeakRSSMiB
+				}
+				buf = max(buf, r.BufferEntries)
 				modes = append(modes, float64(r.Modes))
 				if !math.IsNaN(r.EmpiricalL1) {
 					l1 = append(l1, r.EmpiricalL1/scale)
@@ -501,7 +533,14 @@ func WriteMarkdown(w io.Writer, table string, rs []GridResult) {
 					pl = fmt.Sprintf("%.3f ± %.3f", p.L1Mean, p.L1Std)
 				}
 			}
-			fmt.Fprintf(w, "| %s | %d | %.1f ± %.1f | %s | %s | %s | %.0f |\n", m, len(modes), mm, ms, pm, l1s, pl, wm)
+			mems, bufs := "–", "–"
+			if !math.IsNaN(mem) {
+				mems = fmt.Sprintf("%.0f", mem)
+			}
+			if buf > 0 {
+				bufs = strconv.Itoa(buf)
+			}
+			fmt.Fprintf(w, "| %s | %d | %.1f ± %.1f | %s | %s | %s | %.0f | %s | %s |\n", m, len(modes), mm, ms, pm, l1s, pl, wm, mems, bufs)
 		}
 	}
 	// The table's cost: runs go J at a time, so its elapsed time is about

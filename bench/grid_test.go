@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"flag"
 	"os"
 	"path/filepath"
@@ -151,5 +152,38 @@ func TestL1ScaleBorrowsGridUnit(t *testing.T) {
 		if got := l1Scale(paper, c.table, c.method, c.g); got != c.want {
 			t.Errorf("l1Scale(%s, %s, %v) = %g, want %g", c.table, c.method, c.g, got, c.want)
 		}
+	}
+}
+
+// A run's peak memory and buffer size go from its summary.json through
+// results.csv to the Markdown table (the largest over seeds).
+func TestGridMemoryColumns(t *testing.T) {
+	dir := t.TempDir()
+	var jobs []GridJob
+	for s, js := range []string{
+		`{"modes_found": 3, "reward_calls": 96000, "steps": 6000, "wall_seconds": 60, "peak_rss_mib": 140.5, "buffer_entries": 5000}`,
+		`{"modes_found": 5, "reward_calls": 96000, "steps": 6000, "wall_seconds": 70, "peak_rss_mib": 151.2, "buffer_entries": 4000}`,
+	} {
+		d := filepath.Join(dir, fmt.Sprint(s))
+		os.Mkdir(d, 0o755)
+		os.WriteFile(filepath.Join(d, "summary.json"), []byte(js), 0o644)
+		jobs = append(jobs, GridJob{Method: "per", Grid: Grid{6, 64}, Seed: s, Dir: d})
+	}
+	rs, err := collectGrid("large", jobs)
+	if err != nil || len(rs) != 2 || rs[1].PeakRSSMiB != 151.2 || rs[0].BufferEntries != 5000 {
+		t.Fatalf("collected %+v, %v", rs, err)
+	}
+	var csvBuf bytes.Buffer
+	if err := WriteResultsCSV(&csvBuf, rs); err != nil {
+		t.Fatal(err)
+	}
+	again, err := ReadResultsCSV(&csvBuf)
+	if err != nil || again[1].PeakRSSMiB != 151.2 || again[0].BufferEntries != 5000 {
+		t.Fatalf("round trip %+v, %v", again, err)
+	}
+	var md bytes.Buffer
+	WriteMarkdown(&md, "large", again)
+	if !strings.Contains(md.String(), "| 65 | 151 | 5000 |") {
+		t.Errorf("table lacks the mean wall 65, the peak 151 MiB and 5000 entries:\n%s", md.String())
 	}
 }
