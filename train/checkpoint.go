@@ -74,10 +74,12 @@ type CheckpointConfig struct {
 type trainState struct {
 	Version int `json:"version"`
 	CheckpointConfig
-	RNG    []byte     `json:"rng"`    // the training stream's PCG state
-	Modes  int        `json:"modes"`  // entries of state.modes_found
-	Buffer int        `json:"buffer"` // entries of state.buffer.*
-	Run    *runRecord `json:"run,omitempty"`
+	RNG   []byte `json:"rng"`   // the training stream's PCG state
+	Modes int    `json:"modes"` // entries of state.modes_found
+	// ModesBy is the number of (key, agents) pairs of state.modes_by.
+	ModesBy int        `json:"modes_by,omitempty"`
+	Buffer  int        `json:"buffer"` // entries of state.buffer.*
+	Run     *runRecord `json:"run,omitempty"`
 }
 
 // runRecord is Run's part of a checkpoint: what a resumed run needs to
@@ -105,6 +107,7 @@ type runRecord struct {
 // name (nn.LoadParams, Python's student.model.* prefix) do not see them.
 const (
 	tensorModes    = "state.modes_found" // I64 (uint64 bits), sorted
+	tensorModesBy  = "state.modes_by"    // I64 pairs (key, agent bits), by key
 	tensorBufKey   = "state.buffer.key"  // I64 (uint64 bits), oldest first
 	tensorBufX     = "state.buffer.x"    // I32, one row per entry
 	tensorBufLogR  = "state.buffer.log_r"
@@ -157,6 +160,13 @@ func (t *Trainer) tensors() []safetensors.Tensor {
 	if modes := t.sortedModes(); len(modes) > 0 {
 		ts = append(ts, i64Tensor(tensorModes, []int{len(modes)}, modes))
 	}
+	if len(t.ModesBy) > 0 {
+		var pairs []uint64
+		for _, k := range slices.Sorted(maps.Keys(t.ModesBy)) {
+			pairs = append(pairs, k, t.ModesBy[k])
+		}
+		ts = append(ts, i64Tensor(tensorModesBy, []int{len(t.ModesBy), 2}, pairs))
+	}
 	if t.buffer != nil && t.buffer.Len() > 0 {
 		n, w := t.buffer.Len(), t.bufferWidth()
 		keys := make([]uint64, 0, n)
@@ -201,7 +211,7 @@ func (t *Trainer) save(dir string, spec json.RawMessage, rec *runRecord, runTens
 	if err != nil {
 		return fmt.Errorf("train: checkpoint: random stream: %w", err)
 	}
-	st := trainState{Version: checkpointVersion, RNG: rng, Run: rec, Modes: len(t.ModesFound)}
+	st := trainState{Version: checkpointVersion, RNG: rng, Run: rec, Modes: len(t.ModesFound), ModesBy: len(t.ModesBy)}
 	if t.buffer != nil {
 		st.Buffer = t.buffer.Len()
 	}
@@ -380,6 +390,18 @@ func (t *Trainer) restore(st *trainState, ts []safetensors.Tensor, name string) 
 	if t.ModesFound != nil {
 		for _, k := range st.ModesFound {
 			t.ModesFound[k] = struct{}{}
+		}
+	}
+	if t.ModesBy != nil && st.ModesBy > 0 {
+		if st.ModesBy > len(t.ModesFound) {
+			return wrap(fmt.Errorf("train: %d attributed modes of %d found", st.ModesBy, len(t.ModesFound)))
+		}
+		pairs, err := u64s(ts, tensorModesBy, 2*st.ModesBy)
+		if err != nil {
+			return wrap(err)
+		}
+		for i := 0; i < len(pairs); i += 2 {
+			t.ModesBy[pairs[i]] = pairs[i+1]
 		}
 	}
 	if st.Version == 0 {

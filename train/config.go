@@ -198,8 +198,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("train: teacher reward %q is unknown (allowed: %s, %s)", c.TeacherReward, RewardReference, RewardPaper)
 	case c.NMC < 1:
 		return fmt.Errorf("train: n-mc %d must be at least 1", c.NMC)
-	case c.Teachers < 0:
-		return fmt.Errorf("train: teachers %d must be >= 0 (0 or 1: one Teacher)", c.Teachers)
+	case c.Teachers < 0 || c.Teachers > 63:
+		return fmt.Errorf("train: teachers %d must be in [0, 63] (0 or 1: one Teacher)", c.Teachers)
 	case c.Teachers > 1 && c.Method != MethodTeacher:
 		return fmt.Errorf("train: teachers %d need method %q, not %q", c.Teachers, MethodTeacher, c.Method)
 	case c.Teachers > 1 && c.Objective != ObjectiveTB:

@@ -123,3 +123,48 @@ func paramsOf(a *Agent) []float32 {
 	}
 	return v
 }
+
+func TestModeShares(t *testing.T) {
+	by := map[uint64]uint64{
+		1: 0b0001, // Student only
+		2: 0b0011, // Student and Teacher 0
+		3: 0b0010, // Teacher 0 only
+		4: 0b0110, // Teachers 0 and 1
+		5: 0b1000, // Teacher 2 only
+		6: 0b1001, // Student and Teacher 2
+	}
+	s, tm, only := modeShares(by, 3)
+	if s != 3 || !slices.Equal(tm, []int{3, 1, 2}) || !slices.Equal(only, []int{2, 0, 2}) {
+		t.Errorf("student %d, teachers %v, only %v; want 3, [3 1 2], [2 0 2]", s, tm, only)
+	}
+}
+
+// Every mode of a freshly sampled batch is attributed to the agent that
+// sampled it: the Student on S iterations, Teacher k on its T slots.
+func TestModesByAttribution(t *testing.T) {
+	g, _ := hypergrid.New(2, 8, hypergrid.Deceptive)
+	cfg := DefaultConfig()
+	cfg.Hidden, cfg.Batch, cfg.Teachers = []int{16}, 32, 3
+	tr, err := New(g, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		agent := 0
+		if tr.schedule.Role(i) == teacher.Teacher {
+			agent = 1 + tr.schedule.TeacherIndex(i, 3)
+		}
+		if _, err := tr.Iterate(); err != nil {
+			t.Fatal(err)
+		}
+		for b := range tr.batch.Len() {
+			x := tr.batch.FinalState(b)
+			if g.IsMode(x) && tr.ModesBy[g.TerminalKey(x)]&(1<<agent) == 0 {
+				t.Fatalf("iteration %d: mode %v of agent %d's batch not attributed to it (bits %b)", i, x, agent, tr.ModesBy[g.TerminalKey(x)])
+			}
+		}
+	}
+	if len(tr.ModesBy) != len(tr.ModesFound) || len(tr.ModesFound) == 0 {
+		t.Errorf("%d attributed modes, %d found", len(tr.ModesBy), len(tr.ModesFound))
+	}
+}

@@ -111,6 +111,12 @@ type Summary struct {
 	TeacherExact   *metrics.Distances `json:"teacher_exact,omitempty"`
 	Notes          []string           `json:"notes,omitempty"`
 	Kernel         string             `json:"kernel"`
+	// With K > 1 Teachers: the modes found by the Student's own samples,
+	// by each Teacher's, and by each Teacher's and no other Teacher's —
+	// how the Teachers divide the space.
+	StudentModes     int   `json:"student_modes,omitempty"`
+	TeacherModes     []int `json:"teacher_modes,omitempty"`
+	TeacherOnlyModes []int `json:"teacher_only_modes,omitempty"`
 	// BufferEntries is what the replay buffer holds at the end (its
 	// memory is bounded by this, not by its capacity).
 	BufferEntries int `json:"buffer_entries,omitempty"`
@@ -478,6 +484,9 @@ func (r *runner) run() (*Result, error) {
 	s := &res.Summary
 	s.Env, s.Method, s.Seed = fmt.Sprint(env), t.Cfg.Method, t.Cfg.Seed
 	s.Steps, s.GradSteps, s.RewardCalls, s.ModesFound = t.Step, t.GradSteps, t.RewardCalls, len(t.ModesFound)
+	if t.ModesBy != nil {
+		s.StudentModes, s.TeacherModes, s.TeacherOnlyModes = modeShares(t.ModesBy, len(t.Teachers))
+	}
 	if nm, ok := env.(NumModeser); ok {
 		s.ModesTotal = nm.NumModes()
 	}
@@ -669,4 +678,26 @@ func WriteCurve(w io.Writer, curve []Point) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// modeShares counts, from the agent bits of each mode (bit 0 the Student,
+// bit 1+k Teacher k), the modes the Student's samples found, those each
+// Teacher's found, and those each Teacher's found and no other Teacher's.
+func modeShares(by map[uint64]uint64, K int) (student int, teacher, only []int) {
+	teacher, only = make([]int, K), make([]int, K)
+	for _, bits := range by {
+		if bits&1 != 0 {
+			student++
+		}
+		ts := bits >> 1
+		for k := range K {
+			if ts&(1<<k) != 0 {
+				teacher[k]++
+				if ts == 1<<k {
+					only[k]++
+				}
+			}
+		}
+	}
+	return student, teacher, only
 }

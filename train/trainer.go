@@ -94,6 +94,9 @@ type Trainer struct {
 	// ModesFound holds the keys of the distinct modes any Student or
 	// Teacher training sample has visited (nil if the env has no modes).
 	ModesFound map[uint64]struct{}
+	// ModesBy records, with K > 1 Teachers, whose samples found each
+	// mode: bit 0 the Student's, bit 1+k Teacher k's (nil otherwise).
+	ModesBy map[uint64]uint64
 
 	// rng draws every random choice of training; src is its state, kept
 	// so that checkpoints can store and restore it exactly.
@@ -175,6 +178,9 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 	t.keyer, _ = env.(discrete.TerminalKeyer)
 	if t.modes != nil && t.keyer != nil {
 		t.ModesFound = map[uint64]struct{}{}
+		if len(t.Teachers) > 1 {
+			t.ModesBy = map[uint64]uint64{}
+		}
 	}
 	if cfg.Buffer != "" {
 		if t.keyer == nil {
@@ -260,9 +266,10 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		t.bufX, t.logR = t.buffer.Sample(cfg.Batch, t.rng, t.bufX[:0], t.logR[:0])
 		t.sampler.Backward(t.bufX, cfg.Batch, t.rng, &t.batch)
 	default:
-		behaviour := t.Student
+		behaviour, agent := t.Student, 0
 		if role == 'T' {
-			behaviour = t.Teachers[t.schedule.TeacherIndex(i, len(t.Teachers))]
+			k := t.schedule.TeacherIndex(i, len(t.Teachers))
+			behaviour, agent = t.Teachers[k], 1+k
 		}
 		// Record the behaviour policy's forward passes: its own TB step
 		// on this batch then reuses them instead of recomputing.
@@ -292,7 +299,7 @@ func (t *Trainer) Iterate() (Iteration, error) {
 				return it, err
 			}
 		}
-		t.countModes(&it)
+		t.countModes(&it, agent)
 	}
 	switch {
 	case cfg.Method == MethodGAFN:
@@ -431,8 +438,9 @@ func (t *Trainer) rewards(tr *discrete.Trajectories, logR *[]float64) error {
 	return nil
 }
 
-// countModes records the modes among the batch's terminal states.
-func (t *Trainer) countModes(it *Iteration) {
+// countModes records the modes among the batch's terminal states, which
+// agent (0 the Student, 1+k Teacher k) sampled.
+func (t *Trainer) countModes(it *Iteration, agent int) {
 	if t.ModesFound == nil {
 		return
 	}
@@ -440,7 +448,11 @@ func (t *Trainer) countModes(it *Iteration) {
 		x := t.batch.FinalState(b)
 		if t.modes.IsMode(x) {
 			it.ModesInBatch++
-			t.ModesFound[t.keyer.TerminalKey(x)] = struct{}{}
+			key := t.keyer.TerminalKey(x)
+			t.ModesFound[key] = struct{}{}
+			if t.ModesBy != nil {
+				t.ModesBy[key] |= 1 << agent
+			}
 		}
 	}
 }

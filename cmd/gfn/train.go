@@ -324,6 +324,10 @@ func printSummary(w io.Writer, s *train.Summary, dir string, files []string) {
 	if s.ModesTotal > 0 {
 		fmt.Fprintf(w, "  modes found %d of %v\n", s.ModesFound, s.ModesTotal)
 	}
+	if len(s.TeacherModes) > 0 {
+		fmt.Fprintf(w, "  modes found by the Student's samples %d, by each Teacher's %v (by no other Teacher's %v)\n",
+			s.StudentModes, s.TeacherModes, s.TeacherOnlyModes)
+	}
 	if s.TrueLogZ != nil {
 		fmt.Fprintf(w, "  Student log Z %.4f (true %.4f)\n", s.StudentLogZ, *s.TrueLogZ)
 	} else {
