@@ -18,6 +18,11 @@ import (
 //	        r_k(x) = P_k(x) / Σ_j P_j(x)
 //	None:   log R_T^k(x) = log R_T(x)
 //
+// On a DAG with the single-trajectory estimate log P_k(x) ≈
+// log P_F^k(τ) − log P_B(τ|x), P_B cancels: r_k = P_F^k(τ)/Σ_j P_F^j(τ),
+// the posterior probability that Teacher k generated τ when the Teachers
+// are drawn uniformly, as the rotation of the T slots draws them.
+//
 // Share partitions the target: Σ_k R_T^k = R_T, so the Teachers together
 // still represent the single Teacher's target (no mode the Student misses
 // drops out of every Teacher's reward), while each is rewarded for x in
