@@ -146,10 +146,10 @@ func (e *Env) NumBackActions() int {
 	return 3
 }
 
-// FeatureLen implements discrete.Env: n·A.
+// FeatureLen implements discrete.Featurizer: n·A.
 func (e *Env) FeatureLen() int { return e.n * e.a }
 
-// FeaturesPerState implements discrete.Env: n.
+// FeaturesPerState implements discrete.Featurizer: n.
 func (e *Env) FeaturesPerState() int { return e.n }
 
 // Init implements discrete.Env: the empty non-leaf string.
@@ -160,7 +160,7 @@ func (e *Env) Init(s []int32) {
 	}
 }
 
-// Features implements discrete.Env: token c at position i is index i·A+c.
+// Features implements discrete.Featurizer: token c at position i is index i·A+c.
 func (e *Env) Features(s []int32, idx []int32) {
 	l := int(s[0])
 	for i := range e.n {
