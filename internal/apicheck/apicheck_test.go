@@ -23,8 +23,10 @@ var excluded = map[string]bool{}
 // wrapsPrefixed lists, by file, the error formats that need no prefix of
 // their own: each starts with %w and wraps an error of the same package that
 // already starts with the package's name, adding context after it (a
-// prefix would say the name twice). The test fails for an entry that no
-// longer matches a call, so that the list stays short and true.
+// prefix would say the name twice); package run's wrap the error of the
+// training package that calls them, which starts with that package's name.
+// The test fails for an entry that no longer matches a call, so that the
+// list stays short and true.
 var wrapsPrefixed = map[string]map[string]string{
 	"biochem/biochem.go": {
 		"%w (row %d)": "Task.check's errors start with biochem:",
@@ -32,6 +34,10 @@ var wrapsPrefixed = map[string]map[string]string{
 	"diffusion/run.go": {
 		"%w (and the checkpoint failed: %v)":            "a *NonFiniteError or *RewardError, whose messages start with diffusion:",
 		"%w (checkpoint of iteration %d written to %s)": "a *NonFiniteError or *RewardError, whose messages start with diffusion:",
+	},
+	"run/failure.go": {
+		"%w (and the checkpoint failed: %v)":     "the error that stopped a run of train, diffusion or seqtrain, which starts with that package's name",
+		"%w (checkpoint of %s %d written to %s)": "the error that stopped a run of diffusion or seqtrain, which starts with that package's name",
 	},
 	"metrics/metrics.go": {
 		"%w: %v terminal states (limit %d states)": "ErrTooLarge starts with metrics:",

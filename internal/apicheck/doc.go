@@ -12,7 +12,8 @@
 //     does not start with "<package name>: ", so that every error says where
 //     it comes from (the test's wrapsPrefixed lists the few formats that
 //     start with %w instead, each wrapping an error of the same package that
-//     already carries the prefix);
+//     already carries the prefix, or, in package run, of the training
+//     package that calls it);
 //   - an interface type literal appears anonymously (anywhere but as the
 //     definition of a named type or as a type-parameter constraint): optional
 //     capabilities are named, documented interfaces.
