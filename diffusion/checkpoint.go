@@ -13,6 +13,7 @@ import (
 
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/nn"
+	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/safetensors"
 	"github.com/gfngo/gfn/timenet"
@@ -23,8 +24,8 @@ import (
 // metadata entry), so that one atomic rename keeps it consistent;
 // ConfigFile repeats the settings for reading by eye.
 const (
-	CheckpointFile = "checkpoint.safetensors"
-	ConfigFile     = "config.json"
+	CheckpointFile = run.CheckpointFile
+	ConfigFile     = run.ConfigFile
 	stateKey       = "gfn_state"
 )
 
@@ -77,7 +78,7 @@ func (r *runner) checkpoint() error {
 	t := r.t
 	st := &r.st
 	st.Step, st.RewardCalls, st.Threshold = t.Step, t.RewardCalls, t.Threshold
-	st.WallSeconds = r.wall()
+	st.WallSeconds = r.clock.Seconds()
 	var err error
 	for _, s := range []struct {
 		dst *[]byte
@@ -91,7 +92,6 @@ func (r *runner) checkpoint() error {
 	if err != nil {
 		return err
 	}
-	meta := map[string]string{"format": "pt", "producer": "gfn", stateKey: string(state)}
 	dir := r.opt.OutDir
 	var rows []float64
 	for _, p := range st.Curve {
@@ -99,25 +99,19 @@ func (r *runner) checkpoint() error {
 	}
 	ts := append(t.tensors(), safetensors.F64("run.curve", []int{len(st.Curve), curveCols}, rows),
 		safetensors.F64("run.iter_ms", []int{len(st.IterMs)}, st.IterMs))
-	if err := safefile.Write(filepath.Join(dir, CheckpointFile), func(w io.Writer) error {
-		return safetensors.Write(w, ts, meta)
-	}); err != nil {
+	if err := run.WriteCheckpoint(filepath.Join(dir, CheckpointFile), ts, stateKey, state); err != nil {
 		return fmt.Errorf("diffusion: checkpoint: %w", err)
 	}
 	// The curve so far, so that a long run can be watched.
-	if err := safefile.Write(filepath.Join(dir, "metrics.csv"), func(w io.Writer) error { return WriteCurve(w, st.Curve) }); err != nil {
+	if err := safefile.Write(filepath.Join(dir, run.MetricsFile), func(w io.Writer) error { return WriteCurve(w, st.Curve) }); err != nil {
 		return err
 	}
-	cfg, err := json.MarshalIndent(struct {
+	return run.WriteJSON(filepath.Join(dir, ConfigFile), struct {
 		Task   string `json:"task"`
 		Preset string `json:"preset,omitempty"`
 		Step   int    `json:"step"`
 		Config Config `json:"config"`
-	}{st.Task, st.Preset, st.Step, st.Config}, "", "  ")
-	if err != nil {
-		return err
-	}
-	return safefile.WriteBytes(filepath.Join(dir, ConfigFile), append(cfg, '\n'))
+	}{st.Task, st.Preset, st.Step, st.Config})
 }
 
 // ReadState returns the task, preset, configuration and iteration of the
@@ -278,7 +272,6 @@ func Resume(ctx context.Context, dir string, e energy.Energy, opt RunOptions) (*
 	st.Resumed++
 	st.Failed = ""
 	r.st = *st
-	r.wallBefore = st.WallSeconds
-	r.start = time.Now()
+	r.clock = run.Clock{Start: time.Now(), Before: st.WallSeconds}
 	return r.run()
 }

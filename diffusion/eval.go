@@ -8,6 +8,7 @@ import (
 
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/ot"
+	"github.com/gfngo/gfn/run"
 )
 
 // Metrics are the diffusion table's estimates for one policy.
@@ -32,12 +33,7 @@ type Metrics struct {
 
 // MarshalJSON writes NaN values (metrics not computed) as null.
 func (m Metrics) MarshalJSON() ([]byte, error) {
-	f := func(v float64) *float64 {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil
-		}
-		return &v
-	}
+	f := run.Nullable
 	return json.Marshal(struct {
 		ELBO    *float64 `json:"elbo"`
 		ELBOIS  *float64 `json:"elbo_is"`

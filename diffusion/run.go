@@ -2,21 +2,19 @@ package diffusion
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/internal/kernel"
 	"github.com/gfngo/gfn/progress"
-	"github.com/gfngo/gfn/safefile"
+	"github.com/gfngo/gfn/run"
 )
 
 // RunOptions control Run's evaluation, checkpoints and outputs. The zero
@@ -151,8 +149,7 @@ type runner struct {
 	evalSrc, exactSrc *rand.PCG
 	evalRNG, exactRNG *rand.Rand
 	exact             []float32 // the curve's fixed exact samples
-	start             time.Time
-	wallBefore        float64
+	clock             run.Clock
 }
 
 // Run trains cfg on e until its iterations are done (or ctx is
@@ -169,7 +166,7 @@ func Run(ctx context.Context, e energy.Energy, cfg Config, opt RunOptions) (*Res
 
 func newRunner(ctx context.Context, t *Trainer, opt RunOptions) *runner {
 	opt = opt.withDefaults()
-	r := &runner{ctx: ctx, opt: opt, t: t, start: time.Now()}
+	r := &runner{ctx: ctx, opt: opt, t: t, clock: run.Clock{Start: time.Now()}}
 	seed := t.Cfg.Seed
 	r.evalSrc, r.exactSrc = rand.NewPCG(seed, 0xe7a1), rand.NewPCG(seed, 0xe8ac7)
 	r.evalRNG, r.exactRNG = rand.New(r.evalSrc), rand.New(r.exactSrc)
@@ -202,10 +199,7 @@ func (r *runner) run() (*Result, error) {
 			var re *RewardError
 			if (errors.As(err, &nf) || errors.As(err, &re)) && opt.OutDir != "" {
 				r.st.Failed = err.Error()
-				if cerr := r.checkpoint(); cerr != nil {
-					return nil, fmt.Errorf("%w (and the checkpoint failed: %v)", err, cerr)
-				}
-				return nil, fmt.Errorf("%w (checkpoint of iteration %d written to %s)", err, t.Step, opt.OutDir)
+				return nil, run.SaveFailure(err, r.checkpoint, "iteration", t.Step, opt.OutDir)
 			}
 			return nil, err
 		}
@@ -254,7 +248,7 @@ func (r *runner) point() (Point, error) {
 	r.st.EvalSeconds += time.Since(t0).Seconds()
 	n := r.st.LossSums[2]
 	p := Point{Step: t.Step - 1, RewardCalls: t.RewardCalls, StudentLoss: r.st.LossSums[0] / n,
-		TeacherLoss: math.NaN(), TeacherLogZ: math.NaN(), Metrics: m, WallSeconds: r.wall()}
+		TeacherLoss: math.NaN(), TeacherLogZ: math.NaN(), Metrics: m, WallSeconds: r.clock.Seconds()}
 	if t.Teacher != nil {
 		p.TeacherLoss = r.st.LossSums[1] / n
 		p.TeacherLogZ = float64(t.Teacher.LogZ.Value[0])
@@ -263,8 +257,6 @@ func (r *runner) point() (Point, error) {
 	r.st.Curve = append(r.st.Curve, p)
 	return p, nil
 }
-
-func (r *runner) wall() float64 { return r.wallBefore + time.Since(r.start).Seconds() }
 
 // finish runs the final evaluation and writes the outputs.
 func (r *runner) finish() (*Result, error) {
@@ -293,7 +285,7 @@ func (r *runner) finish() (*Result, error) {
 		v := lz.LogZ()
 		s.TrueLogZ = &v
 	}
-	s.MsPerIterEarly, s.MsPerIterLate, s.MsPerIterMean = iterStats(r.st.IterMs)
+	s.MsPerIterEarly, s.MsPerIterLate, s.MsPerIterMean = run.IterStats(r.st.IterMs)
 	for _, ms := range r.st.IterMs {
 		s.TrainSeconds += ms / 1000
 	}
@@ -301,7 +293,7 @@ func (r *runner) finish() (*Result, error) {
 	if exact == nil {
 		s.Notes = append(s.Notes, "EUBO and W2 skipped: the energy has no exact sampler")
 	}
-	s.WallSeconds = r.wall()
+	s.WallSeconds = r.clock.Seconds()
 	if opt.OutDir != "" {
 		if err := r.writeOutputs(res); err != nil {
 			return nil, err
@@ -310,58 +302,28 @@ func (r *runner) finish() (*Result, error) {
 	return res, nil
 }
 
-func iterStats(ms []float64) (early, late, mean float64) {
-	if len(ms) == 0 {
-		return
-	}
-	avg := func(s []float64) float64 {
-		var t float64
-		for _, x := range s {
-			t += x
-		}
-		return t / float64(len(s))
-	}
-	k := max(len(ms)/10, 1)
-	return avg(ms[:k]), avg(ms[len(ms)-k:]), avg(ms)
-}
-
 // CurveHeader is the header of metrics.csv.
 var CurveHeader = []string{"step", "reward_calls", "student_loss", "teacher_loss", "student_logz", "teacher_logz",
 	"elbo", "elbo_is", "eubo", "w2", "samples", "wall_seconds"}
 
-func fmtF(v float64) string {
-	if math.IsNaN(v) {
-		return ""
-	}
-	return strconv.FormatFloat(v, 'g', 10, 64)
-}
-
-// WriteCurve writes the curve as CSV (empty cells for missing values).
+// WriteCurve writes the curve as CSV (empty cells for missing values;
+// numbers to 10 significant digits).
 func WriteCurve(w io.Writer, curve []Point) error {
-	cw := csv.NewWriter(w)
-	cw.Write(CurveHeader)
-	for _, p := range curve {
-		cw.Write([]string{strconv.Itoa(p.Step), strconv.Itoa(p.RewardCalls), fmtF(p.StudentLoss), fmtF(p.TeacherLoss),
-			fmtF(p.LogZ), fmtF(p.TeacherLogZ), fmtF(p.ELBO), fmtF(p.ELBOIS), fmtF(p.EUBO), fmtF(p.W2),
-			strconv.Itoa(p.Samples), fmtF(p.WallSeconds)})
+	f := func(v float64) string { return run.Cell(v, 10) }
+	rows := make([][]string, len(curve))
+	for i, p := range curve {
+		rows[i] = []string{strconv.Itoa(p.Step), strconv.Itoa(p.RewardCalls), f(p.StudentLoss), f(p.TeacherLoss),
+			f(p.LogZ), f(p.TeacherLogZ), f(p.ELBO), f(p.ELBOIS), f(p.EUBO), f(p.W2),
+			strconv.Itoa(p.Samples), f(p.WallSeconds)}
 	}
-	cw.Flush()
-	return cw.Error()
+	return run.WriteCSV(w, CurveHeader, rows)
 }
 
+// writeOutputs writes metrics.csv, summary.json and the final checkpoint
+// (run.WriteOutputs), then the figures.
 func (r *runner) writeOutputs(res *Result) error {
 	dir := r.opt.OutDir
-	if err := safefile.Write(filepath.Join(dir, "metrics.csv"), func(w io.Writer) error { return WriteCurve(w, res.Curve) }); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(res.Summary, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := safefile.WriteBytes(filepath.Join(dir, "summary.json"), append(b, '\n')); err != nil {
-		return err
-	}
-	if err := r.checkpoint(); err != nil {
+	if err := run.WriteOutputs(dir, func(w io.Writer) error { return WriteCurve(w, res.Curve) }, res.Summary, r.checkpoint); err != nil {
 		return err
 	}
 	if !r.opt.NoFigures {
@@ -393,12 +355,7 @@ func (p Point) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := func(v float64) *float64 {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil
-		}
-		return &v
-	}
+	f := run.Nullable
 	head, err := json.Marshal(struct {
 		Step        int      `json:"step"`
 		RewardCalls int      `json:"reward_calls"`

@@ -31,10 +31,6 @@ var wrapsPrefixed = map[string]map[string]string{
 	"biochem/biochem.go": {
 		"%w (row %d)": "Task.check's errors start with biochem:",
 	},
-	"diffusion/run.go": {
-		"%w (and the checkpoint failed: %v)":            "a *NonFiniteError or *RewardError, whose messages start with diffusion:",
-		"%w (checkpoint of iteration %d written to %s)": "a *NonFiniteError or *RewardError, whose messages start with diffusion:",
-	},
 	"run/failure.go": {
 		"%w (and the checkpoint failed: %v)":     "the error that stopped a run of train, diffusion or seqtrain, which starts with that package's name",
 		"%w (checkpoint of %s %d written to %s)": "the error that stopped a run of diffusion or seqtrain, which starts with that package's name",
