@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/gfngo/gfn/discrete"
+	"github.com/gfngo/gfn/run"
 )
 
 // Metrics are the sequence experiments' measurements of the Student.
@@ -36,12 +37,7 @@ type Metrics struct {
 
 // MarshalJSON writes NaN values (metrics not computed) as null.
 func (m Metrics) MarshalJSON() ([]byte, error) {
-	f := func(v float64) *float64 {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil
-		}
-		return &v
-	}
+	f := run.Nullable
 	return json.Marshal(struct {
 		ModesSeen int      `json:"modes_seen"`
 		ModesEval int      `json:"modes_eval"`

@@ -2,7 +2,6 @@ package seqtrain
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"github.com/gfngo/gfn/internal/kernel"
 	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/progress"
+	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/safetensors"
 )
@@ -122,22 +122,21 @@ type runState struct {
 // Checkpoint files of a run directory: CheckpointFile holds everything a
 // resumed run needs (the run state is its "gfn_state" metadata entry).
 const (
-	CheckpointFile = "checkpoint.safetensors"
-	ConfigFile     = "config.json"
+	CheckpointFile = run.CheckpointFile
+	ConfigFile     = run.ConfigFile
 	stateKey       = "gfn_seq_state"
 )
 
 type runner struct {
-	ctx        context.Context
-	opt        RunOptions
-	t          *Trainer
-	st         runState
-	ev         Evaluator
-	evalSrc    *rand.PCG
-	evalRNG    *rand.Rand
-	targets    []int32
-	start      time.Time
-	wallBefore float64
+	ctx     context.Context
+	opt     RunOptions
+	t       *Trainer
+	st      runState
+	ev      Evaluator
+	evalSrc *rand.PCG
+	evalRNG *rand.Rand
+	targets []int32
+	clock   run.Clock
 }
 
 // Run trains task with cfg until every round is done (or ctx is
@@ -158,7 +157,7 @@ func Run(ctx context.Context, task Task, cfg Config, model ModelFunc, opt RunOpt
 
 func newRunner(ctx context.Context, t *Trainer, opt RunOptions) (*runner, error) {
 	opt = opt.withDefaults()
-	r := &runner{ctx: ctx, opt: opt, t: t, start: time.Now()}
+	r := &runner{ctx: ctx, opt: opt, t: t, clock: run.Clock{Start: time.Now()}}
 	r.evalSrc = rand.NewPCG(t.Cfg.Seed, 0xe7a1)
 	r.evalRNG = rand.New(r.evalSrc)
 	// The target set is fixed for the run, as the reference's: drawn once
@@ -174,8 +173,6 @@ func newRunner(ctx context.Context, t *Trainer, opt RunOptions) (*runner, error)
 	return r, nil
 }
 
-func (r *runner) wall() float64 { return r.wallBefore + time.Since(r.start).Seconds() }
-
 func (r *runner) run() (*Result, error) {
 	t, opt := r.t, r.opt
 	var bar *progress.Bar
@@ -190,15 +187,7 @@ func (r *runner) run() (*Result, error) {
 		t0 := time.Now()
 		it, err := t.Iterate()
 		if err != nil {
-			var nf *NonFiniteError
-			if errors.As(err, &nf) && opt.OutDir != "" {
-				r.st.Failed = err.Error()
-				if cerr := r.checkpoint(); cerr != nil {
-					return nil, fmt.Errorf("%w (and the checkpoint failed: %v)", err, cerr)
-				}
-				return nil, fmt.Errorf("%w (checkpoint of round %d written to %s)", err, t.Round, opt.OutDir)
-			}
-			return nil, err
+			return nil, r.failed(err)
 		}
 		r.st.TrainSecs += time.Since(t0).Seconds()
 		r.st.LossSums[0] += it.StudentLoss
@@ -236,18 +225,17 @@ func (r *runner) run() (*Result, error) {
 	return r.finish()
 }
 
-// failed writes a checkpoint after an evaluation whose rewards failed (the
-// state is between rounds, so resuming repeats nothing) and returns err.
+// failed writes a checkpoint after a round or an evaluation whose rewards
+// failed (a *NonFiniteError; the state is between rounds, so resuming
+// repeats nothing) and returns err saying where it went; other errors,
+// and any without an OutDir, are returned as they are.
 func (r *runner) failed(err error) error {
 	var nf *NonFiniteError
 	if !errors.As(err, &nf) || r.opt.OutDir == "" {
 		return err
 	}
 	r.st.Failed = err.Error()
-	if cerr := r.checkpoint(); cerr != nil {
-		return fmt.Errorf("%w (and the checkpoint failed: %v)", err, cerr)
-	}
-	return fmt.Errorf("%w (checkpoint of round %d written to %s)", err, r.t.Round, r.opt.OutDir)
+	return run.SaveFailure(err, r.checkpoint, "round", r.t.Round, r.opt.OutDir)
 }
 
 // point evaluates the Student after round t.Round-1 and appends a row.
@@ -261,7 +249,7 @@ func (r *runner) point() error {
 	r.st.EvalSeconds += time.Since(t0).Seconds()
 	n := max(r.st.LossSums[2], 1)
 	p := Point{Round: t.Round - 1, RewardCalls: t.RewardCalls, StudentLoss: r.st.LossSums[0] / n,
-		TeacherLoss: math.NaN(), Metrics: m, WallSeconds: r.wall()}
+		TeacherLoss: math.NaN(), Metrics: m, WallSeconds: r.clock.Seconds()}
 	if t.Teacher != nil {
 		p.TeacherLoss = r.st.LossSums[1] / n
 	}
@@ -292,7 +280,7 @@ func (r *runner) finish() (*Result, error) {
 		s.MsPerRoundMean = 1000 * r.st.TrainSecs / float64(t.Round)
 	}
 	s.Resumed, s.Kernel = r.st.Resumed, string(kernel.Name())
-	s.WallSeconds = r.wall()
+	s.WallSeconds = r.clock.Seconds()
 	if opt.OutDir != "" {
 		if err := r.writeOutputs(res); err != nil {
 			return nil, err
@@ -305,39 +293,24 @@ func (r *runner) finish() (*Result, error) {
 var CurveHeader = []string{"round", "reward_calls", "student_loss", "teacher_loss", "modes_seen", "modes_eval",
 	"elbo", "eubo", "log_z", "log_z_est", "log_z_err", "pearson", "samples", "wall_seconds"}
 
-func fmtF(v float64) string {
-	if math.IsNaN(v) {
-		return ""
-	}
-	return strconv.FormatFloat(v, 'g', 10, 64)
-}
-
-// WriteCurve writes the curve as CSV (empty cells for missing values).
+// WriteCurve writes the curve as CSV (empty cells for missing values;
+// numbers to 10 significant digits).
 func WriteCurve(w io.Writer, curve []Point) error {
-	cw := csv.NewWriter(w)
-	cw.Write(CurveHeader)
-	for _, p := range curve {
-		cw.Write([]string{strconv.Itoa(p.Round), strconv.Itoa(p.RewardCalls), fmtF(p.StudentLoss), fmtF(p.TeacherLoss),
-			strconv.Itoa(p.ModesSeen), strconv.Itoa(p.ModesEval), fmtF(p.ELBO), fmtF(p.EUBO), fmtF(p.LogZ),
-			fmtF(p.LogZEst), fmtF(p.LogZErr), fmtF(p.Pearson), strconv.Itoa(p.Samples), fmtF(p.WallSeconds)})
+	f := func(v float64) string { return run.Cell(v, 10) }
+	rows := make([][]string, len(curve))
+	for i, p := range curve {
+		rows[i] = []string{strconv.Itoa(p.Round), strconv.Itoa(p.RewardCalls), f(p.StudentLoss), f(p.TeacherLoss),
+			strconv.Itoa(p.ModesSeen), strconv.Itoa(p.ModesEval), f(p.ELBO), f(p.EUBO), f(p.LogZ),
+			f(p.LogZEst), f(p.LogZErr), f(p.Pearson), strconv.Itoa(p.Samples), f(p.WallSeconds)}
 	}
-	cw.Flush()
-	return cw.Error()
+	return run.WriteCSV(w, CurveHeader, rows)
 }
 
+// writeOutputs writes metrics.csv, summary.json and the final checkpoint
+// (run.WriteOutputs), then the figure.
 func (r *runner) writeOutputs(res *Result) error {
 	dir := r.opt.OutDir
-	if err := safefile.Write(filepath.Join(dir, "metrics.csv"), func(w io.Writer) error { return WriteCurve(w, res.Curve) }); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(res.Summary, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := safefile.WriteBytes(filepath.Join(dir, "summary.json"), append(b, '\n')); err != nil {
-		return err
-	}
-	if err := r.checkpoint(); err != nil {
+	if err := run.WriteOutputs(dir, func(w io.Writer) error { return WriteCurve(w, res.Curve) }, res.Summary, r.checkpoint); err != nil {
 		return err
 	}
 	if !r.opt.NoFigures {
@@ -459,7 +432,7 @@ func (t *Trainer) tensors() []safetensors.Tensor {
 func (r *runner) checkpoint() error {
 	t, st := r.t, &r.st
 	st.Round, st.RewardCalls, st.SeenModes = t.Round, t.RewardCalls, t.seenModes
-	st.WallSeconds = r.wall()
+	st.WallSeconds = r.clock.Seconds()
 	var err error
 	if st.RNG, err = t.src.MarshalBinary(); err != nil {
 		return err
@@ -471,25 +444,18 @@ func (r *runner) checkpoint() error {
 	if err != nil {
 		return err
 	}
-	meta := map[string]string{"format": "pt", "producer": "gfn", stateKey: string(state)}
 	dir := r.opt.OutDir
-	if err := safefile.Write(filepath.Join(dir, CheckpointFile), func(w io.Writer) error {
-		return safetensors.Write(w, t.tensors(), meta)
-	}); err != nil {
+	if err := run.WriteCheckpoint(filepath.Join(dir, CheckpointFile), t.tensors(), stateKey, state); err != nil {
 		return fmt.Errorf("seqtrain: checkpoint: %w", err)
 	}
-	if err := safefile.Write(filepath.Join(dir, "metrics.csv"), func(w io.Writer) error { return WriteCurve(w, st.Curve) }); err != nil {
+	if err := safefile.Write(filepath.Join(dir, run.MetricsFile), func(w io.Writer) error { return WriteCurve(w, st.Curve) }); err != nil {
 		return err
 	}
-	cfg, err := json.MarshalIndent(struct {
+	return run.WriteJSON(filepath.Join(dir, ConfigFile), struct {
 		Task   string `json:"task"`
 		Round  int    `json:"round"`
 		Config Config `json:"config"`
-	}{st.Task, st.Round, st.Config}, "", "  ")
-	if err != nil {
-		return err
-	}
-	return safefile.WriteBytes(filepath.Join(dir, ConfigFile), append(cfg, '\n'))
+	}{st.Task, st.Round, st.Config})
 }
 
 func readCheckpoint(dir string) (*runState, []safetensors.Tensor, error) {
@@ -651,8 +617,7 @@ func Resume(ctx context.Context, dir string, task Task, model ModelFunc, opt Run
 	failed := st.Failed != ""
 	st.Failed = ""
 	r.st = *st
-	r.wallBefore = st.WallSeconds
-	r.start = time.Now()
+	r.clock = run.Clock{Start: time.Now(), Before: st.WallSeconds}
 	// An evaluation that failed after round t.Round−1 is taken now.
 	if last := t.Round - 1; failed && !t.Done() && last > 0 && last%opt.EvalEvery == 0 &&
 		(len(r.st.Curve) == 0 || r.st.Curve[len(r.st.Curve)-1].Round != last) {

@@ -41,10 +41,6 @@ var wrapsPrefixed = map[string]map[string]string{
 	"train/run.go": {
 		"%w (and the checkpoint failed: %v)": "the iteration's error, whose message starts with train: (train: step N: …)",
 	},
-	"seqtrain/run.go": {
-		"%w (and the checkpoint failed: %v)":        "a *NonFiniteError, whose message starts with seqtrain:",
-		"%w (checkpoint of round %d written to %s)": "a *NonFiniteError, whose message starts with seqtrain:",
-	},
 }
 
 // skippedDirs are directories (relative to the module root) whose packages
