@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	"iter"
 	"maps"
 	"os"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/nn"
-	"github.com/gfngo/gfn/safefile"
+	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/safetensors"
 )
 
@@ -28,8 +27,8 @@ import (
 // between the two renames it may be one checkpoint behind, and Load,
 // ReadCheckpoint and Resume then ignore it (Resume in place rewrites it).
 const (
-	CheckpointFile = "checkpoint.safetensors"
-	ConfigFile     = "config.json"
+	CheckpointFile = run.CheckpointFile
+	ConfigFile     = run.ConfigFile
 )
 
 // stateKey is the CheckpointFile metadata entry holding the run state as
@@ -225,10 +224,7 @@ func (t *Trainer) save(dir string, spec json.RawMessage, rec *runRecord, runTens
 		return fmt.Errorf("train: checkpoint: %w", err)
 	}
 	ts := append(t.tensors(), runTensors...)
-	md := map[string]string{"format": "pt", "producer": "gfn", stateKey: string(meta)}
-	if err := safefile.Write(filepath.Join(dir, CheckpointFile), func(w io.Writer) error {
-		return safetensors.Write(w, ts, md)
-	}); err != nil {
+	if err := run.WriteCheckpoint(filepath.Join(dir, CheckpointFile), ts, stateKey, meta); err != nil {
 		return fmt.Errorf("train: checkpoint: %w", err)
 	}
 	cc := st.CheckpointConfig
@@ -243,11 +239,7 @@ func (t *Trainer) describe(spec json.RawMessage) CheckpointConfig {
 }
 
 func writeConfig(dir string, cc CheckpointConfig) error {
-	b, err := json.MarshalIndent(cc, "", "  ")
-	if err != nil {
-		return fmt.Errorf("train: checkpoint: %w", err)
-	}
-	if err := safefile.WriteBytes(filepath.Join(dir, ConfigFile), append(b, '\n')); err != nil {
+	if err := run.WriteJSON(filepath.Join(dir, ConfigFile), cc); err != nil {
 		return fmt.Errorf("train: checkpoint: %w", err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gfngo/gfn/metrics"
+	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/safetensors"
 )
@@ -26,7 +27,7 @@ func (r *runner) checkpoint(finished bool) error {
 	}
 	rec := &runRecord{EvalRNG: evalRNG, EvalEvery: r.every, CurveExactLimit: r.limit, CurveSamples: r.curveSamples,
 		EvalSamples: r.opt.EvalSamples, CheckpointEvery: r.opt.CheckpointEvery, Points: len(res.Curve), Iterations: len(r.iterDur), LossCount: r.nLoss,
-		WallSeconds: r.wall(), resumed: r.resumed}
+		WallSeconds: r.clock.Seconds(), resumed: r.resumed}
 	ts := []safetensors.Tensor{safetensors.F64(tensorLossSums, []int{2}, []float64{r.sLoss, r.tLoss})}
 	if n := len(res.Curve); n > 0 {
 		rows := make([]float64, 0, n*curveCols)
@@ -45,7 +46,7 @@ func (r *runner) checkpoint(finished bool) error {
 	if finished {
 		return nil
 	}
-	return safefile.Write(filepath.Join(r.opt.OutDir, "metrics.csv"), func(w io.Writer) error { return WriteCurve(w, res.Curve) })
+	return safefile.Write(filepath.Join(r.opt.OutDir, run.MetricsFile), func(w io.Writer) error { return WriteCurve(w, res.Curve) })
 }
 
 // restore continues the run st and ts describe (checked by compatible).
@@ -79,7 +80,7 @@ func (r *runner) restore(st *trainState, ts []safetensors.Tensor) error {
 		return wrap(err)
 	}
 	r.sLoss, r.tLoss, r.nLoss = sums[0], sums[1], rec.LossCount
-	r.wallBefore = rec.WallSeconds
+	r.clock.Before = rec.WallSeconds
 	r.resumed = st.Resumed + 1
 	r.checkpointed = r.t.Step
 	if filepath.Clean(r.opt.OutDir) == filepath.Clean(dir) {
@@ -92,7 +93,7 @@ func (r *runner) restore(st *trainState, ts []safetensors.Tensor) error {
 // temporary files of interrupted writes, and a config.json older than
 // the checkpoint (the crash fell between the two renames).
 func tidy(dir string, st *trainState) error {
-	for _, f := range []string{CheckpointFile, ConfigFile, "metrics.csv", "summary.json"} {
+	for _, f := range []string{CheckpointFile, ConfigFile, run.MetricsFile, run.SummaryFile} {
 		tmp, _ := filepath.Glob(filepath.Join(dir, "."+f+".tmp*"))
 		for _, name := range tmp {
 			os.Remove(name) // leftovers only: a failure changes nothing
@@ -107,22 +108,14 @@ func tidy(dir string, st *trainState) error {
 }
 
 // writeOutputs writes metrics.csv, summary.json and the final checkpoint,
-// in this order: summary.json marks a finished run for tools (bench grid
-// skips such runs), and a crash before the final checkpoint leaves the
-// last periodic one, from which Resume writes the same outputs again.
+// in this order (run.WriteOutputs): summary.json marks a finished run for
+// tools (bench grid skips such runs), and a crash before the final
+// checkpoint leaves the last periodic one, from which Resume writes the
+// same outputs again.
 func (r *runner) writeOutputs() error {
-	dir, res := r.opt.OutDir, r.res
-	if err := safefile.Write(filepath.Join(dir, "metrics.csv"), func(w io.Writer) error { return WriteCurve(w, res.Curve) }); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(res.Summary, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := safefile.WriteBytes(filepath.Join(dir, "summary.json"), append(b, '\n')); err != nil {
-		return err
-	}
-	return r.checkpoint(true)
+	res := r.res
+	return run.WriteOutputs(r.opt.OutDir, func(w io.Writer) error { return WriteCurve(w, res.Curve) }, res.Summary,
+		func() error { return r.checkpoint(true) })
 }
 
 // appendCurveRow encodes a curve point as curveCols numbers: the counters,

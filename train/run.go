@@ -3,7 +3,6 @@ package train
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +20,7 @@ import (
 	"github.com/gfngo/gfn/internal/procstat"
 	"github.com/gfngo/gfn/metrics"
 	"github.com/gfngo/gfn/progress"
+	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/safetensors"
 )
 
@@ -176,7 +176,7 @@ func Run(ctx context.Context, env discrete.Env, cfg Config, opt RunOptions) (*Re
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{ctx: ctx, env: env, opt: opt, spec: spec, t: t, start: time.Now()}
+	r := &runner{ctx: ctx, env: env, opt: opt, spec: spec, t: t, clock: run.Clock{Start: time.Now()}}
 	if err := r.setup(); err != nil {
 		return nil, err
 	}
@@ -351,8 +351,7 @@ type runner struct {
 	iterDur      []time.Duration
 	sLoss, tLoss float64 // loss sums since the last curve point
 	nLoss        int
-	start        time.Time
-	wallBefore   float64 // wall-clock seconds before a resume
+	clock        run.Clock // Before: wall-clock seconds before a resume
 	resumed      int
 	checkpointed int // the step of the last checkpoint written
 }
@@ -401,7 +400,7 @@ func (r *runner) point() {
 	t, env, res := r.t, r.env, r.res
 	p := Point{Step: t.Step, RewardCalls: t.RewardCalls, GradSteps: t.GradSteps, Modes: len(t.ModesFound),
 		StudentLoss: r.sLoss / float64(max(r.nLoss, 1)), TeacherLoss: math.NaN(),
-		StudentLogZ: t.Student.LogZEstimate(env), TeacherLogZ: math.NaN(), WallSeconds: r.wall()}
+		StudentLogZ: t.Student.LogZEstimate(env), TeacherLogZ: math.NaN(), WallSeconds: r.clock.Seconds()}
 	if t.Teacher != nil {
 		p.TeacherLoss = r.tLoss / float64(max(r.nLoss, 1))
 		p.TeacherLogZ = t.Teacher.LogZEstimate(env)
@@ -424,8 +423,6 @@ func (r *runner) point() {
 	r.sLoss, r.tLoss, r.nLoss = 0, 0, 0
 }
 
-func (r *runner) wall() float64 { return r.wallBefore + time.Since(r.start).Seconds() }
-
 // run trains to the end of the budget, evaluates and writes the outputs.
 func (r *runner) run() (*Result, error) {
 	t, env, opt, res := r.t, r.env, r.opt, r.res
@@ -442,7 +439,7 @@ func (r *runner) run() (*Result, error) {
 		if err := r.ctx.Err(); err != nil {
 			if opt.CheckpointEvery > 0 && r.checkpointed != t.Step {
 				if cerr := r.checkpoint(false); cerr != nil {
-					return nil, fmt.Errorf("%w (and the checkpoint failed: %v)", err, cerr)
+					return nil, run.CheckpointFailed(err, cerr)
 				}
 			}
 			return nil, err
@@ -495,7 +492,7 @@ func (r *runner) run() (*Result, error) {
 		trainTime += d
 	}
 	s.TrainSeconds = trainTime.Seconds()
-	s.MsPerIterEarly, s.MsPerIterLate, s.MsPerIterMean = iterStats(r.iterDur)
+	s.MsPerIterEarly, s.MsPerIterLate, s.MsPerIterMean = run.IterStats(r.iterDur)
 	s.StudentLogZ = t.Student.LogZEstimate(env)
 	s.Kernel = string(kernel.Name())
 
@@ -534,7 +531,7 @@ func (r *runner) run() (*Result, error) {
 		s.EvalSamples = opt.EvalSamples
 	}
 	s.Notes = r.notes
-	s.WallSeconds = r.wall()
+	s.WallSeconds = r.clock.Seconds()
 	if t.buffer != nil {
 		s.BufferEntries = t.buffer.Len()
 	}
@@ -630,32 +627,13 @@ func bothExact(env metrics.Enumerable, t *Trainer, target []float64) (student, t
 	return student, teacher
 }
 
-func iterStats(d []time.Duration) (early, late, mean float64) {
-	if len(d) == 0 {
-		return
-	}
-	avg := func(s []time.Duration) float64 {
-		var t time.Duration
-		for _, x := range s {
-			t += x
-		}
-		return t.Seconds() * 1000 / float64(len(s))
-	}
-	k := max(len(d)/10, 1)
-	return avg(d[:k]), avg(d[len(d)-k:]), avg(d)
-}
-
 // CurveHeader is the header of metrics.csv.
 var CurveHeader = []string{"step", "reward_calls", "grad_steps", "modes", "student_loss", "teacher_loss",
 	"student_logz", "teacher_logz", "student_l1", "student_tv", "student_kl", "teacher_l1", "teacher_tv", "teacher_kl",
 	"student_empirical_l1", "wall_seconds"}
 
-func fmtF(v float64) string {
-	if math.IsNaN(v) {
-		return ""
-	}
-	return strconv.FormatFloat(v, 'g', 8, 64)
-}
+// fmtF formats a curve number: 8 significant digits, empty for NaN.
+func fmtF(v float64) string { return run.Cell(v, 8) }
 
 func distCols(d *metrics.Distances) []string {
 	if d == nil {
@@ -664,20 +642,18 @@ func distCols(d *metrics.Distances) []string {
 	return []string{fmtF(d.L1), fmtF(d.TV), fmtF(d.KL)}
 }
 
-// WriteCurve writes the curve as CSV (empty cells for missing values).
+// WriteCurve writes the curve as CSV (empty cells for missing values;
+// numbers to 8 significant digits).
 func WriteCurve(w io.Writer, curve []Point) error {
-	cw := csv.NewWriter(w)
-	cw.Write(CurveHeader)
-	for _, p := range curve {
+	rows := make([][]string, len(curve))
+	for i, p := range curve {
 		row := []string{strconv.Itoa(p.Step), strconv.Itoa(p.RewardCalls), strconv.Itoa(p.GradSteps), strconv.Itoa(p.Modes),
 			fmtF(p.StudentLoss), fmtF(p.TeacherLoss), fmtF(p.StudentLogZ), fmtF(p.TeacherLogZ)}
 		row = append(row, distCols(p.StudentExact)...)
 		row = append(row, distCols(p.TeacherExact)...)
-		row = append(row, fmtF(p.StudentEmpiricalL1), fmtF(p.WallSeconds))
-		cw.Write(row)
+		rows[i] = append(row, fmtF(p.StudentEmpiricalL1), fmtF(p.WallSeconds))
 	}
-	cw.Flush()
-	return cw.Error()
+	return run.WriteCSV(w, CurveHeader, rows)
 }
 
 // modeShares counts, from the agent bits of each mode (bit 0 the Student,

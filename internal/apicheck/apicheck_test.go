@@ -23,8 +23,9 @@ var excluded = map[string]bool{}
 // wrapsPrefixed lists, by file, the error formats that need no prefix of
 // their own: each starts with %w and wraps an error of the same package that
 // already starts with the package's name, adding context after it (a
-// prefix would say the name twice); package run's wrap the error of the
-// training package that calls them, which starts with that package's name.
+// prefix would say the name twice); package run's wrap the error that
+// stopped the calling training package's run (its own, prefixed, or the
+// context's).
 // The test fails for an entry that no longer matches a call, so that the
 // list stays short and true.
 var wrapsPrefixed = map[string]map[string]string{
@@ -32,14 +33,11 @@ var wrapsPrefixed = map[string]map[string]string{
 		"%w (row %d)": "Task.check's errors start with biochem:",
 	},
 	"run/failure.go": {
-		"%w (and the checkpoint failed: %v)":     "the error that stopped a run of train, diffusion or seqtrain, which starts with that package's name",
+		"%w (and the checkpoint failed: %v)":     "the error that stopped a run of diffusion or seqtrain, which starts with that package's name, or train's cancelled context",
 		"%w (checkpoint of %s %d written to %s)": "the error that stopped a run of diffusion or seqtrain, which starts with that package's name",
 	},
 	"metrics/metrics.go": {
 		"%w: %v terminal states (limit %d states)": "ErrTooLarge starts with metrics:",
-	},
-	"train/run.go": {
-		"%w (and the checkpoint failed: %v)": "the iteration's error, whose message starts with train: (train: step N: …)",
 	},
 }
 
