@@ -142,9 +142,15 @@ func TestModeShares(t *testing.T) {
 // Every mode of a freshly sampled batch is attributed to the agent that
 // sampled it: the Student on S iterations, Teacher k on its T slots.
 func TestModesByAttribution(t *testing.T) {
+	for _, K := range []int{1, 3} {
+		testModesByAttribution(t, K)
+	}
+}
+
+func testModesByAttribution(t *testing.T, K int) {
 	g, _ := hypergrid.New(2, 8, hypergrid.Deceptive)
 	cfg := DefaultConfig()
-	cfg.Hidden, cfg.Batch, cfg.Teachers = []int{16}, 32, 3
+	cfg.Hidden, cfg.Batch, cfg.Teachers = []int{16}, 32, K
 	tr, err := New(g, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +158,7 @@ func TestModesByAttribution(t *testing.T) {
 	for i := range 40 {
 		agent := 0
 		if tr.schedule.Role(i) == teacher.Teacher {
-			agent = 1 + tr.schedule.TeacherIndex(i, 3)
+			agent = 1 + tr.schedule.TeacherIndex(i, K)
 		}
 		if _, err := tr.Iterate(); err != nil {
 			t.Fatal(err)

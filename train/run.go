@@ -111,9 +111,11 @@ type Summary struct {
 	TeacherExact   *metrics.Distances `json:"teacher_exact,omitempty"`
 	Notes          []string           `json:"notes,omitempty"`
 	Kernel         string             `json:"kernel"`
-	// With K > 1 Teachers: the modes found by the Student's own samples,
-	// by each Teacher's, and by each Teacher's and no other Teacher's —
-	// how the Teachers divide the space.
+	// With Teachers: the modes found by the Student's own samples, by
+	// each Teacher's, and by each Teacher's and no other Teacher's — how
+	// the Teachers divide the space. A run resumed from a checkpoint
+	// written before these were recorded counts only the modes found
+	// after it.
 	StudentModes     int   `json:"student_modes,omitempty"`
 	TeacherModes     []int `json:"teacher_modes,omitempty"`
 	TeacherOnlyModes []int `json:"teacher_only_modes,omitempty"`

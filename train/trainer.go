@@ -94,8 +94,8 @@ type Trainer struct {
 	// ModesFound holds the keys of the distinct modes any Student or
 	// Teacher training sample has visited (nil if the env has no modes).
 	ModesFound map[uint64]struct{}
-	// ModesBy records, with K > 1 Teachers, whose samples found each
-	// mode: bit 0 the Student's, bit 1+k Teacher k's (nil otherwise).
+	// ModesBy records, with Teachers, whose samples found each mode: bit 0
+	// the Student's, bit 1+k Teacher k's (nil without a Teacher).
 	ModesBy map[uint64]uint64
 
 	// rng draws every random choice of training; src is its state, kept
@@ -178,7 +178,7 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 	t.keyer, _ = env.(discrete.TerminalKeyer)
 	if t.modes != nil && t.keyer != nil {
 		t.ModesFound = map[uint64]struct{}{}
-		if len(t.Teachers) > 1 {
+		if len(t.Teachers) > 0 {
 			t.ModesBy = map[uint64]uint64{}
 		}
 	}

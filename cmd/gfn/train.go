@@ -324,9 +324,13 @@ func printSummary(w io.Writer, s *train.Summary, dir string, files []string) {
 	if s.ModesTotal > 0 {
 		fmt.Fprintf(w, "  modes found %d of %v\n", s.ModesFound, s.ModesTotal)
 	}
-	if len(s.TeacherModes) > 0 {
+	switch {
+	case s.ModesTotal == 0: // modes unknown: nothing to attribute
+	case len(s.TeacherModes) > 1:
 		fmt.Fprintf(w, "  modes found by the Student's samples %d, by each Teacher's %v (by no other Teacher's %v)\n",
 			s.StudentModes, s.TeacherModes, s.TeacherOnlyModes)
+	case len(s.TeacherModes) == 1:
+		fmt.Fprintf(w, "  modes found by the Student's samples %d, by the Teacher's %d\n", s.StudentModes, s.TeacherModes[0])
 	}
 	if s.TrueLogZ != nil {
 		fmt.Fprintf(w, "  Student log Z %.4f (true %.4f)\n", s.StudentLogZ, *s.TrueLogZ)
