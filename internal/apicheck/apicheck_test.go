@@ -25,9 +25,8 @@ var excluded = map[string]bool{}
 // already starts with the package's name, adding context after it (a
 // prefix would say the name twice); package run's wrap the error that
 // stopped the calling training package's run (its own, prefixed, or the
-// context's).
-// The test fails for an entry that no longer matches a call, so that the
-// list stays short and true.
+// context's). The test fails for an entry that no longer matches a call,
+// so that the list stays short and true.
 var wrapsPrefixed = map[string]map[string]string{
 	"biochem/biochem.go": {
 		"%w (row %d)": "Task.check's errors start with biochem:",
