@@ -43,6 +43,10 @@ var DiffusionMethods = map[string][]string{
 	"teacher-alpha0.5": {"--method", "teacher", "--alpha", "0.5"},
 	"per-ls":           {"--method", "per", "--ls"},
 	"teacher-ls":       {"--method", "teacher", "--ls"},
+	// The authors' buffer draws (replay.Buffer.Passes), not in the paper's
+	// tables: do they explain its PER row?
+	"per-passes":     {"--method", "per", "--buffer-passes"},
+	"teacher-passes": {"--method", "teacher", "--buffer-passes"},
 }
 
 // DiffusionTasks are the targets, in the paper's column order.
@@ -64,6 +68,9 @@ var DiffusionTables = []DiffusionTable{
 	{"main", []string{"smc", "ggns", "pis", "tb", "eps", "prt", "per", "teacher"}, DiffusionTasks, 5},
 	{"alpha", []string{"teacher-alpha0", "teacher-alpha0.5"}, DiffusionTasks, 5},
 	{"local-search", []string{"per-ls", "teacher-ls"}, []string{"manywell"}, 5},
+	// Not in the paper: PER and the Teacher with the authors' stale buffer
+	// draws, against the main table's rows.
+	{"passes", []string{"per-passes", "teacher-passes"}, []string{"25gmm"}, 3},
 }
 
 // DiffusionTableByName finds a diffusion table.

@@ -68,6 +68,9 @@ func TestDiffusionTablesUseKnownMethodsAndPaperNumbers(t *testing.T) {
 				t.Errorf("table %s: method %q has no flags", tb.Name, m)
 			}
 			for _, task := range tb.Tasks {
+				if tb.Name == "passes" {
+					continue // not in the paper
+				}
 				if !has(tb.Name, m, task) {
 					t.Errorf("table %s: no paper number for %s on %s", tb.Name, m, task)
 				}
