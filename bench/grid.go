@@ -16,11 +16,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/task"
+	"github.com/gfngo/gfn/train"
 )
 
 // paperGrid holds the paper's grid results (mean ± std per table, method
@@ -164,7 +164,8 @@ func (t GridTable) Jobs(o GridOptions) []GridJob {
 			for s := range seeds {
 				dir := filepath.Join(o.Out, fmt.Sprintf("%s-d%d-H%d-seed%d", m, g.Dim, g.Side, s))
 				args := []string{"train", "--dim", strconv.Itoa(g.Dim), "--side", strconv.Itoa(g.Side),
-					"--seed", strconv.Itoa(s), "--out", dir, "--quiet", "--eval-samples", strconv.Itoa(eval)}
+					"--seed", strconv.Itoa(s), "--out", dir, "--quiet", "--eval-samples", strconv.Itoa(eval),
+					"--checkpoint-every", strconv.Itoa(gridCheckpointEvery)}
 				if o.Quick {
 					calls := task.RewardCalls(task.Spec{Task: "hypergrid", Dim: g.Dim, Side: g.Side}) / 20
 					args = append(args, "--reward-calls", strconv.Itoa(calls))
@@ -176,11 +177,33 @@ func (t GridTable) Jobs(o GridOptions) []GridJob {
 	return jobs
 }
 
+// gridCheckpointEvery is the runs' --checkpoint-every: a run interrupted
+// (a session's end, a crash, scancel) continues from its last checkpoint
+// instead of starting again, which matters for the large grids' runs of
+// tens of minutes. A checkpoint costs milliseconds against the 1,000
+// iterations between two.
+const gridCheckpointEvery = 1000
+
+// Next says what the job's directory calls for and the gfn arguments that
+// do it, as DiffusionJob.Next: nothing for a finished run (summary.json),
+// `train --resume` for an interrupted one (a checkpoint and no summary),
+// else the fresh start's arguments.
+func (j GridJob) Next() (RunStatus, []string) {
+	if exists(filepath.Join(j.Dir, "summary.json")) {
+		return RunDone, nil
+	}
+	if exists(filepath.Join(j.Dir, train.CheckpointFile)) {
+		return RunResume, []string{"train", "--resume", j.Dir, "--quiet"}
+	}
+	return RunFresh, j.Args
+}
+
 // Runner runs one gfn command line (the CLI execs itself; tests fake it).
 type Runner func(ctx context.Context, args []string) error
 
 // RunGrid runs the table's jobs that have no summary.json yet, o.Jobs at a
-// time, reporting progress to log, then aggregates every finished run.
+// time (interrupted ones first, continued from their checkpoints),
+// reporting progress to log, then aggregates every finished run.
 func RunGrid(ctx context.Context, t GridTable, o GridOptions, run Runner, log io.Writer) ([]GridResult, error) {
 	for _, m := range o.Methods {
 		if _, ok := GridMethods[m]; !ok {
@@ -191,44 +214,17 @@ func RunGrid(ctx context.Context, t GridTable, o GridOptions, run Runner, log io
 		return nil, err
 	}
 	jobs := t.Jobs(o)
-	var todo []GridJob
+	var todo []pendingRun
 	for _, j := range jobs {
-		if _, err := os.Stat(filepath.Join(j.Dir, "summary.json")); err != nil {
-			todo = append(todo, j)
+		if st, args := j.Next(); st != RunDone {
+			todo = append(todo, pendingRun{what: fmt.Sprintf("%s %v seed %d", j.Method, j.Grid, j.Seed), st: st, args: args})
 		}
 	}
 	if o.CollectOnly {
 		fmt.Fprintf(log, "bench grid %s: %d of %d runs finished; collecting them only\n", t.Name, len(jobs)-len(todo), len(jobs))
 		return collectGrid(t.Name, jobs)
 	}
-	fmt.Fprintf(log, "bench grid %s: %d runs, %d already done, %d at a time\n", t.Name, len(jobs), len(jobs)-len(todo), max(o.Jobs, 1))
-	sem := make(chan struct{}, max(o.Jobs, 1))
-	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
-	done := len(jobs) - len(todo)
-	for _, j := range todo {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			start := time.Now()
-			err := run(ctx, j.Args)
-			mu.Lock()
-			defer mu.Unlock()
-			done++
-			if err != nil {
-				if firstErr == nil && ctx.Err() == nil {
-					firstErr = fmt.Errorf("bench: %s %v seed %d: %w", j.Method, j.Grid, j.Seed, err)
-				}
-				fmt.Fprintf(log, "[%d/%d] %s %v seed %d failed: %v\n", done, len(jobs), j.Method, j.Grid, j.Seed, err)
-				return
-			}
-			fmt.Fprintf(log, "[%d/%d] %s %v seed %d done in %s\n", done, len(jobs), j.Method, j.Grid, j.Seed, time.Since(start).Round(time.Second))
-		}()
-	}
-	wg.Wait()
+	firstErr := runPending(ctx, log, "bench grid "+t.Name, todo, len(jobs), len(jobs)-len(todo), "", o.Jobs, run)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

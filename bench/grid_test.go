@@ -123,6 +123,40 @@ func TestRunGridIsResumable(t *testing.T) {
 	}
 }
 
+// A grid run interrupted after a periodic checkpoint (a checkpoint and no
+// summary) is continued with gfn train --resume, before the fresh runs.
+func TestRunGridResumesInterruptedRuns(t *testing.T) {
+	tb, _ := TableByName("tb")
+	o := GridOptions{Out: t.TempDir(), Jobs: 1, Quick: true, Grids: []Grid{{2, 8}}, Methods: []string{"tb", "teacher"}}
+	jobs := tb.Jobs(o)
+	if i := slices.Index(jobs[0].Args, "--checkpoint-every"); i < 0 || jobs[0].Args[i+1] != "1000" {
+		t.Fatalf("grid runs do not checkpoint periodically: %v", jobs[0].Args)
+	}
+	interrupted := jobs[1].Dir
+	os.MkdirAll(interrupted, 0o755)
+	os.WriteFile(filepath.Join(interrupted, "checkpoint.safetensors"), []byte("x"), 0o644)
+	var got [][]string
+	run := func(_ context.Context, args []string) error {
+		got = append(got, args)
+		dir := args[slices.Index(args, "--out")+1:]
+		if args[1] == "--resume" {
+			dir = args[2:]
+		}
+		return os.WriteFile(filepath.Join(dir[0], "summary.json"), []byte(`{"modes_found": 1, "reward_calls": 1, "steps": 1, "wall_seconds": 1}`), 0o644)
+	}
+	os.MkdirAll(jobs[0].Dir, 0o755)
+	var log bytes.Buffer
+	if _, err := RunGrid(context.Background(), tb, o, run, &log); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !slices.Equal(got[0], []string{"train", "--resume", interrupted, "--quiet"}) || !slices.Equal(got[1], jobs[0].Args) {
+		t.Errorf("runs %v, want the resume of %s first, then %v", got, interrupted, jobs[0].Args)
+	}
+	if !strings.Contains(log.String(), "1 to resume, 1 to start") || !strings.Contains(log.String(), "teacher d2 H8 seed 0 (resumed) done in") {
+		t.Errorf("log:\n%s", log.String())
+	}
+}
+
 func TestFmtDuration(t *testing.T) {
 	for _, c := range []struct {
 		s    float64

@@ -32,9 +32,9 @@ type SlurmTask struct {
 }
 
 // SlurmTasks lists the runs of table t as Slurm array tasks, in Jobs
-// order. Like RunGrid, a run with a summary.json is done and any other
-// starts afresh (grid runs are short and write no checkpoint before
-// their end).
+// order, with RunGrid's rule (GridJob.Next): a finished run is skipped,
+// an interrupted one resumed from its checkpoint, any other started
+// afresh.
 func (t GridTable) SlurmTasks(o GridOptions) ([]SlurmTask, error) {
 	for _, m := range o.Methods {
 		if _, ok := GridMethods[m]; !ok {
@@ -48,10 +48,8 @@ func (t GridTable) SlurmTasks(o GridOptions) ([]SlurmTask, error) {
 			Dir:  j.Dir,
 			Args: j.Args,
 			Next: func() (RunStatus, []string, error) {
-				if exists(filepath.Join(j.Dir, "summary.json")) {
-					return RunDone, nil, nil
-				}
-				return RunFresh, j.Args, nil
+				st, args := j.Next()
+				return st, args, nil
 			},
 		})
 	}

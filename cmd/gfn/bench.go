@@ -96,7 +96,7 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	for _, t := range bench.GridTables {
 		names = append(names, t.Name)
 	}
-	fs := newFlagSet("bench grid", "Run every method × grid × seed of one of the paper's grid tables as separate gfn train\nprocesses (resumable: runs with a summary.json are skipped), then write results.csv,\nresults.md (mean ± std next to the paper's numbers) and figures/ to --out.")
+	fs := newFlagSet("bench grid", "Run every method × grid × seed of one of the paper's grid tables as separate gfn train\nprocesses (resumable: runs with a summary.json are skipped, runs with a checkpoint and no\nsummary continue with gfn train --resume; runs checkpoint every 1,000 iterations), then write\nresults.csv, results.md (mean ± std next to the paper's numbers) and figures/ to --out.")
 	table := fs.String("table", "tb", "table to reproduce: "+strings.Join(names, ", ")+" (tb is the paper's main grid table, Table 1)")
 	seeds := fs.Int("seeds", 0, "seeds per method and grid (0 = the table's: 5 for tb, 3 otherwise)")
 	jobs := fs.Int("jobs", runtime.NumCPU(), "runs at a time")
