@@ -5,18 +5,16 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"sort"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/internal/kernel"
+	"github.com/gfngo/gfn/internal/procstat"
 	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/timenet"
 )
@@ -107,7 +105,7 @@ func DiffusionSpeed(ctx context.Context, c DiffusionSpeedCase, o DiffusionSpeedO
 	// reset, so that the peak is this case's.
 	runtime.GC()
 	debug.FreeOSMemory()
-	r.PeakReset = resetPeakRSS()
+	r.PeakReset = procstat.ResetPeakRSS()
 
 	iterate := func(t *diffusion.Trainer, timed []float64) error {
 		for i := range o.Warmup + o.Iterations {
@@ -132,7 +130,7 @@ func DiffusionSpeed(ctx context.Context, c DiffusionSpeedCase, o DiffusionSpeedO
 	if err := iterate(t, ms); err != nil {
 		return r, err
 	}
-	r.PeakRSSMiB = peakRSSMiB()
+	r.PeakRSSMiB = procstat.PeakRSSMiB()
 	var total float64
 	for _, v := range ms {
 		total += v
@@ -295,30 +293,6 @@ func (c *countedRecorder) EndRecord() *nn.Matrix {
 	c.recording = false
 	c.blocks = c.recBlocks
 	return c.rec.EndRecord()
-}
-
-// resetPeakRSS resets the process's peak resident set (Linux ≥ 4.0),
-// reporting whether it could.
-func resetPeakRSS() bool {
-	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
-}
-
-// peakRSSMiB reads VmHWM from /proc/self/status, or returns NaN.
-func peakRSSMiB() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return math.NaN()
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			if err != nil {
-				return math.NaN()
-			}
-			return kb / 1024
-		}
-	}
-	return math.NaN()
 }
 
 // WriteDiffusionSpeedTable prints diffusion results as a Markdown table,
