@@ -31,6 +31,7 @@ adaptive Teacher with either buffer).`
 func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench biochem", benchBiochemSynopsis)
 	tasks := fs.String("task", "all", "tasks: all, or a comma-separated list of "+strings.Join(bench.BiochemTasks, ", "))
+	fs.StringVar(tasks, "tasks", "all", "the same as --task (the name bench diffusion uses)")
 	methods := fs.String("methods", strings.Join(bench.BiochemMethods, ","), "comma-separated methods")
 	seeds := fs.Int("seeds", bench.BiochemDefaultSeeds, "runs per method and task, with seeds 0 to seeds-1")
 	jobs := fs.Int("jobs", 2, "runs at a time")

@@ -34,3 +34,15 @@ func TestBenchDefaultTables(t *testing.T) {
 		}
 	}
 }
+
+// bench biochem takes its tasks as --task or, as bench diffusion names
+// it, --tasks.
+func TestBenchBiochemTasksAlias(t *testing.T) {
+	for _, flag := range []string{"--task", "--tasks"} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), []string{"bench", "biochem", flag, "chess", "--collect-only", "--out", t.TempDir()}, &stdout, &stderr)
+		if err == nil || !strings.Contains(err.Error(), `task "chess" is unknown`) {
+			t.Errorf("bench biochem %s chess: %v", flag, err)
+		}
+	}
+}
