@@ -2,6 +2,7 @@ package diffusion
 
 import (
 	"fmt"
+	"github.com/gfngo/gfn/internal/choice"
 	"slices"
 
 	"github.com/gfngo/gfn/langevin"
@@ -155,7 +156,7 @@ func Preset(name, task string) (Config, error) {
 		c.Batch, c.Iterations = 300, 25001
 		c.TeacherSchedule = "STSBSB"
 	default:
-		return Config{}, fmt.Errorf("diffusion: preset %q is unknown (allowed: %v)", name, Presets)
+		return Config{}, fmt.Errorf("diffusion: preset %q is unknown (allowed: %s)", name, choice.List(Presets))
 	}
 	return c, nil
 }
@@ -247,7 +248,7 @@ func (c Config) milestones() []int {
 func (c Config) Validate() error {
 	switch {
 	case !slices.Contains(Methods, c.Method):
-		return fmt.Errorf("diffusion: method %q is unknown (allowed: %v)", c.Method, Methods)
+		return fmt.Errorf("diffusion: method %q is unknown (allowed: %s)", c.Method, choice.List(Methods))
 	case c.Steps < 1:
 		return fmt.Errorf("diffusion: steps %d must be at least 1", c.Steps)
 	case !(c.Sigma2 > 0):

@@ -1,6 +1,10 @@
 package energy
 
-import "fmt"
+import (
+	"fmt"
+
+	"strings"
+)
 
 // Names lists the built-in energies Named knows.
 var Names = []string{"25gmm", "manywell"}
@@ -14,5 +18,5 @@ func Named(name string) (Energy, error) {
 	case "manywell":
 		return Manywell{}, nil
 	}
-	return nil, fmt.Errorf("energy: task %q is unknown (allowed: %v)", name, Names)
+	return nil, fmt.Errorf("energy: task %q is unknown (allowed: %s)", name, strings.Join(Names, ", "))
 }

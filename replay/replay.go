@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"github.com/gfngo/gfn/internal/choice"
 	"math/rand/v2"
 	"sort"
 )
@@ -84,7 +85,7 @@ func New[S Elem](capacity, stateLen int, p Priority) (*Buffer[S], error) {
 		ok = ok || q == p
 	}
 	if !ok {
-		return nil, fmt.Errorf("replay: unknown priority %q (allowed: %v)", p, Priorities)
+		return nil, fmt.Errorf("replay: unknown priority %q (allowed: %s)", p, choice.List(Priorities))
 	}
 	// Storage grows with use: the reference formula gives capacities far
 	// beyond what a run fills on the large grids.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/gfngo/gfn/internal/choice"
 	"math"
 	"strconv"
 	"unicode"
@@ -80,7 +81,7 @@ func (s Shape) Validate() error {
 			return fmt.Errorf("rewardcmd: grid side %d must be at least 2", s.Side)
 		}
 	default:
-		return fmt.Errorf("rewardcmd: kind %q is unknown (allowed: %v)", s.Kind, Kinds)
+		return fmt.Errorf("rewardcmd: kind %q is unknown (allowed: %s)", s.Kind, choice.List(Kinds))
 	}
 	return nil
 }

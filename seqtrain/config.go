@@ -2,6 +2,7 @@ package seqtrain
 
 import (
 	"fmt"
+	"github.com/gfngo/gfn/internal/choice"
 	"math"
 	"slices"
 
@@ -157,11 +158,11 @@ func (c Config) Validate() error {
 	}
 	switch {
 	case !slices.Contains(Methods, c.Method):
-		return fmt.Errorf("seqtrain: method %q is unknown (allowed: %v)", c.Method, Methods)
+		return fmt.Errorf("seqtrain: method %q is unknown (allowed: %s)", c.Method, choice.List(Methods))
 	case c.MDP != "pa" && c.MDP != "append":
 		return fmt.Errorf("seqtrain: mdp %q is unknown (allowed: pa, append)", c.MDP)
 	case !slices.Contains(PolicyKinds, c.Policy.Kind):
-		return fmt.Errorf("seqtrain: policy %q is unknown (allowed: %v)", c.Policy.Kind, PolicyKinds)
+		return fmt.Errorf("seqtrain: policy %q is unknown (allowed: %s)", c.Policy.Kind, choice.List(PolicyKinds))
 	case !(c.Epsilon >= 0 && c.Epsilon <= 1):
 		return fmt.Errorf("seqtrain: epsilon %v must be in [0, 1]", c.Epsilon)
 	case !(c.TopPercentile >= 0 && c.TopPercentile <= 100):

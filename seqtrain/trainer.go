@@ -2,6 +2,7 @@ package seqtrain
 
 import (
 	"fmt"
+	"github.com/gfngo/gfn/internal/choice"
 	"math"
 	"math/rand/v2"
 
@@ -212,7 +213,7 @@ func (p Policy) build(env discrete.Env, prefix string, rng *rand.Rand) (discrete
 		}
 		return discrete.NewMLPModel(env, fenv, prefix, hidden, rng), nil
 	}
-	return nil, fmt.Errorf("seqtrain: policy %q is unknown (allowed: %v)", p.Kind, PolicyKinds)
+	return nil, fmt.Errorf("seqtrain: policy %q is unknown (allowed: %s)", p.Kind, choice.List(PolicyKinds))
 }
 
 // Done reports whether every round has run.

@@ -3,6 +3,7 @@ package task
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/gfngo/gfn/internal/choice"
 
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/env/hypergrid"
@@ -33,7 +34,7 @@ func Build(s Spec) (discrete.Env, error) {
 	case "hypergrid":
 		return env(hypergrid.New(s.Dim, s.Side, hypergrid.Reward(s.Reward)))
 	default:
-		return nil, fmt.Errorf("task: task %q is unknown (allowed: %v)", s.Task, Names)
+		return nil, fmt.Errorf("task: %q is unknown (allowed: %s)", s.Task, choice.List(Names))
 	}
 }
 

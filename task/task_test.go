@@ -16,7 +16,7 @@ func TestBuild(t *testing.T) {
 	if got := env.(interface{ NumModes() float64 }).NumModes(); got != 81 {
 		t.Errorf("d4 H16 has %v modes, want 81", got)
 	}
-	if _, err := Build(Spec{Task: "go"}); err == nil || !strings.Contains(err.Error(), `task "go" is unknown`) {
+	if _, err := Build(Spec{Task: "go"}); err == nil || !strings.Contains(err.Error(), `task: "go" is unknown (allowed: hypergrid)`) {
 		t.Errorf("unknown task: %v", err)
 	}
 	if _, err := BuildJSON(json.RawMessage(`{`)); err == nil {

@@ -2,6 +2,7 @@ package teacher
 
 import (
 	"fmt"
+	"github.com/gfngo/gfn/internal/choice"
 	"math"
 	"slices"
 	"strings"
@@ -49,7 +50,7 @@ var Splits = []Split{Share, None}
 // Validate reports an unknown split, naming the allowed ones.
 func (s Split) Validate() error {
 	if !slices.Contains(Splits, s) {
-		return fmt.Errorf("teacher: split %q is unknown (allowed: %v)", s, Splits)
+		return fmt.Errorf("teacher: split %q is unknown (allowed: %s)", s, choice.List(Splits))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package teacher
 
 import (
 	"fmt"
+	"github.com/gfngo/gfn/internal/choice"
 	"math"
 	"slices"
 )
@@ -49,7 +50,7 @@ type Reward struct {
 func (r Reward) Validate() error {
 	switch {
 	case !slices.Contains(Forms, r.Form):
-		return fmt.Errorf("teacher: reward form %q is unknown (allowed: %v)", r.Form, Forms)
+		return fmt.Errorf("teacher: reward form %q is unknown (allowed: %s)", r.Form, choice.List(Forms))
 	case !(r.C >= 0) || math.IsInf(r.C, 0):
 		return fmt.Errorf("teacher: C %v must be finite and >= 0", r.C)
 	case math.IsNaN(r.Alpha) || math.IsInf(r.Alpha, 0):

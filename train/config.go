@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"github.com/gfngo/gfn/internal/choice"
 	"slices"
 	"strings"
 
@@ -177,7 +178,7 @@ func (c Config) Validate() error {
 	}
 	switch {
 	case !okMethod:
-		return fmt.Errorf("train: method %q is unknown (allowed: %v)", c.Method, Methods)
+		return fmt.Errorf("train: method %q is unknown (allowed: %s)", c.Method, choice.List(Methods))
 	case c.Objective != ObjectiveTB && c.Objective != ObjectiveDB:
 		return fmt.Errorf("train: objective %q is unknown (allowed: %s, %s)", c.Objective, ObjectiveTB, ObjectiveDB)
 	case c.Batch < 1:
@@ -235,7 +236,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("train: schedule %q and buffer %q disagree: B slots need a buffer and a buffer needs B slots", s, c.Buffer)
 	}
 	if c.Buffer != "" && !slices.Contains(replay.Priorities, c.Buffer) {
-		return fmt.Errorf("train: buffer priority %q is unknown (allowed: %v)", c.Buffer, replay.Priorities)
+		return fmt.Errorf("train: buffer priority %q is unknown (allowed: %s)", c.Buffer, choice.List(replay.Priorities))
 	}
 	if c.BufferPairing != "" && c.BufferPairing != "batch" && c.BufferPairing != "completion" {
 		return fmt.Errorf("train: buffer pairing %q is unknown (allowed: batch, completion)", c.BufferPairing)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/gfngo/gfn/internal/choice"
 	"io"
 	"os"
 	"path/filepath"
@@ -109,7 +110,7 @@ func runTrainRewardCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 	case rewardcmd.Grid:
 		return trainGrid(ctx, args, stdout, stderr, u)
 	}
-	return usagef("the reward program's kind %q is unknown (allowed: %v)", u.rec.Kind, rewardcmd.Kinds)
+	return usagef("the reward program's kind %q is unknown (allowed: %s)", u.rec.Kind, choice.List(rewardcmd.Kinds))
 }
 
 // userReward is the reward program of a gfn train run; a nil *userReward

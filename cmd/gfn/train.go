@@ -8,10 +8,13 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/gfngo/gfn/biochem"
 	"github.com/gfngo/gfn/discrete"
+	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/env/hypergrid"
 	"github.com/gfngo/gfn/plot"
 	"github.com/gfngo/gfn/progress"
@@ -150,6 +153,11 @@ func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *
 	}
 	var env discrete.Env
 	var err error
+	if u == nil && !slices.Contains(task.Names, spec.Task) {
+		// The other tasks were dispatched before this flag set was built.
+		all := slices.Concat(task.Names, energy.Names, biochem.Names)
+		return usagef("task %q is unknown (allowed: %s)", spec.Task, strings.Join(all, ", "))
+	}
 	if u == nil {
 		env, err = task.Build(spec)
 	} else {

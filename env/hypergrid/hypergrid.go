@@ -2,6 +2,7 @@ package hypergrid
 
 import (
 	"fmt"
+	"github.com/gfngo/gfn/internal/choice"
 	"math"
 )
 
@@ -50,7 +51,7 @@ func New(d, h int, reward Reward) (*Grid, error) {
 		ok = ok || r == reward
 	}
 	if !ok {
-		return nil, fmt.Errorf("hypergrid: unknown reward %q (allowed: %v)", reward, Rewards)
+		return nil, fmt.Errorf("hypergrid: unknown reward %q (allowed: %s)", reward, choice.List(Rewards))
 	}
 	g := &Grid{D: d, H: h, Reward: reward, band: make([]bool, h)}
 	for v := range h {
