@@ -323,31 +323,9 @@ func TestBiochemMarkdownGolden(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	WriteBiochemMarkdown(&buf, BiochemReport{Jobs: 2, Command: "gfn bench biochem --task tfbind8,rna --seeds 2"}, rs)
-	golden := "testdata/biochem-results.md.golden"
-	if *update {
-		os.WriteFile(golden, buf.Bytes(), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if buf.String() != string(want) {
-		t.Errorf("Markdown differs from %s:\n%s", golden, buf.String())
-	}
+	checkGolden(t, "testdata/biochem-results.md.golden", buf.Bytes())
 	// The CSV round-trips, missing values included.
-	var out bytes.Buffer
-	if err := WriteBiochemCSV(&out, rs); err != nil {
-		t.Fatal(err)
-	}
-	again, err := ReadBiochemCSV(bytes.NewReader(out.Bytes()))
-	if err != nil || len(again) != len(rs) {
-		t.Fatalf("round trip: %v, %d rows", err, len(again))
-	}
-	var out2 bytes.Buffer
-	WriteBiochemCSV(&out2, again)
-	if out.String() != out2.String() {
-		t.Errorf("CSV changed in a round trip:\n%s\nvs\n%s", out.String(), out2.String())
-	}
+	checkCSVRoundTrip(t, rs, WriteBiochemCSV, ReadBiochemCSV)
 }
 
 func TestBiochemFigure(t *testing.T) {

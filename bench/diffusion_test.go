@@ -28,31 +28,9 @@ func TestDiffusionMarkdownGolden(t *testing.T) {
 	var buf bytes.Buffer
 	WriteDiffusionMarkdown(&buf, DiffusionReport{Table: "main", Preset: "reference", Jobs: 2,
 		Command: "gfn bench diffusion --table main --seeds 2 --jobs 2"}, rs)
-	golden := "testdata/diffusion-results.md.golden"
-	if *update {
-		os.WriteFile(golden, buf.Bytes(), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if buf.String() != string(want) {
-		t.Errorf("Markdown differs from %s:\n%s", golden, buf.String())
-	}
+	checkGolden(t, "testdata/diffusion-results.md.golden", buf.Bytes())
 	// The CSV round-trips, missing values included.
-	var out bytes.Buffer
-	if err := WriteDiffusionCSV(&out, rs); err != nil {
-		t.Fatal(err)
-	}
-	again, err := ReadDiffusionCSV(bytes.NewReader(out.Bytes()))
-	if err != nil || len(again) != len(rs) {
-		t.Fatalf("round trip: %v, %d rows", err, len(again))
-	}
-	var out2 bytes.Buffer
-	WriteDiffusionCSV(&out2, again)
-	if out.String() != out2.String() {
-		t.Errorf("CSV changed in a round trip:\n%s\nvs\n%s", out.String(), out2.String())
-	}
+	checkCSVRoundTrip(t, rs, WriteDiffusionCSV, ReadDiffusionCSV)
 }
 
 func TestDiffusionTablesUseKnownMethodsAndPaperNumbers(t *testing.T) {

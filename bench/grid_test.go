@@ -28,26 +28,9 @@ func TestMarkdownGolden(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	WriteMarkdown(&buf, "tb", rs)
-	golden := "testdata/results.md.golden"
-	if *update {
-		os.WriteFile(golden, buf.Bytes(), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if buf.String() != string(want) {
-		t.Errorf("Markdown differs from %s:\n%s", golden, buf.String())
-	}
+	checkGolden(t, "testdata/results.md.golden", buf.Bytes())
 	// The CSV round-trips.
-	var out bytes.Buffer
-	if err := WriteResultsCSV(&out, rs); err != nil {
-		t.Fatal(err)
-	}
-	again, err := ReadResultsCSV(&out)
-	if err != nil || len(again) != len(rs) {
-		t.Fatalf("round trip: %v, %d rows", err, len(again))
-	}
+	checkCSVRoundTrip(t, rs, WriteResultsCSV, ReadResultsCSV)
 }
 
 func TestTablesUseKnownMethodsAndPaperNumbers(t *testing.T) {

@@ -1,0 +1,47 @@
+package bench
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"testing"
+)
+
+// checkGolden compares got with the golden file at path, which go test
+// -update rewrites.
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("output differs from %s:\n%s", path, got)
+	}
+}
+
+// checkCSVRoundTrip writes rows, reads them back and writes them again:
+// both writes must give the same bytes and the same number of rows.
+func checkCSVRoundTrip[R any](t *testing.T, rows []R, write func(io.Writer, []R) error, read func(io.Reader) ([]R, error)) {
+	t.Helper()
+	var out bytes.Buffer
+	if err := write(&out, rows); err != nil {
+		t.Fatal(err)
+	}
+	again, err := read(bytes.NewReader(out.Bytes()))
+	if err != nil || len(again) != len(rows) {
+		t.Fatalf("round trip: %v, %d rows", err, len(again))
+	}
+	var out2 bytes.Buffer
+	if err := write(&out2, again); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != out2.String() {
+		t.Errorf("CSV changed in a round trip:\n%s\nvs\n%s", out.String(), out2.String())
+	}
+}
