@@ -1,17 +1,12 @@
 package diffusion_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/energy"
-	"github.com/gfngo/gfn/safetensors"
+	"github.com/gfngo/gfn/internal/fuzzckpt"
 	"github.com/gfngo/gfn/timenet"
 )
 
@@ -45,11 +40,7 @@ func fuzzCheckpoints(tb testing.TB) [][]byte {
 		if _, err := diffusion.Load(dir, energy.GMM25{}); err != nil {
 			tb.Fatal(err)
 		}
-		b, err := os.ReadFile(filepath.Join(dir, diffusion.CheckpointFile))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		out = append(out, b)
+		out = append(out, fuzzckpt.File(tb, dir, diffusion.CheckpointFile))
 	}
 	return out
 }
@@ -59,17 +50,11 @@ func fuzzCheckpoints(tb testing.TB) [][]byte {
 // failure, and so is a checkpoint Load accepts but ReadState describes
 // differently.
 func loadFuzzed(t *testing.T, b []byte) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, diffusion.CheckpointFile), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := fuzzckpt.Dir(t, diffusion.CheckpointFile, b)
 	_, _, cfg, step, err := diffusion.ReadState(dir)
 	tr, lerr := diffusion.Load(dir, energy.GMM25{})
-	if lerr != nil {
+	if !fuzzckpt.Loaded(t, "ReadState", err, lerr) {
 		return
-	}
-	if err != nil {
-		t.Fatalf("Load succeeded where ReadState failed: %v", err)
 	}
 	if tr.Step != step || tr.Cfg.Method != cfg.Method {
 		t.Fatalf("Load's step %d and method %s differ from ReadState's %d and %s", tr.Step, tr.Cfg.Method, step, cfg.Method)
@@ -78,10 +63,7 @@ func loadFuzzed(t *testing.T, b []byte) {
 
 // FuzzLoad feeds mutated checkpoint files to ReadState and Load.
 func FuzzLoad(f *testing.F) {
-	for _, b := range fuzzCheckpoints(f) {
-		f.Add(b)
-	}
-	f.Fuzz(loadFuzzed)
+	fuzzckpt.FuzzFile(f, fuzzCheckpoints(f), loadFuzzed)
 }
 
 // FuzzLoadState keeps a seed checkpoint's tensors and replaces its run
@@ -89,37 +71,13 @@ func FuzzLoad(f *testing.F) {
 // random streams) with fuzzed JSON, which reaches the configuration's
 // validation and the trainer's construction.
 func FuzzLoadState(f *testing.F) {
-	seeds := fuzzCheckpoints(f)
-	tensors := make([][]safetensors.Tensor, len(seeds))
-	for i, b := range seeds {
-		ts, meta, err := safetensors.Read(bytes.NewReader(b))
-		if err != nil {
-			f.Fatal(err)
-		}
-		tensors[i] = ts
-		f.Add(uint8(i), meta["gfn_state"])
-	}
 	// Load built the trainer with New, which sized the network by the
 	// stored widths and drew a batch of the stored size before loading
 	// found a mismatch: 10^14 wide or 10^15 samples made make() panic (10^5
 	// and 10^8 exhausted the memory). Found by review.
-	_, meta, _ := safetensors.Read(bytes.NewReader(seeds[0]))
-	for _, r := range [][2]string{{`"Hidden":4`, `"Hidden":100000000000000`}, {`"batch":4`, `"batch":1000000000000000`}} {
-		s := meta["gfn_state"]
-		if !strings.Contains(s, r[0]) {
-			f.Fatalf("no %s in %s", r[0], s)
-		}
-		f.Add(uint8(0), strings.Replace(s, r[0], r[1], 1))
+	extra := []fuzzckpt.Replacement{
+		{Old: `"Hidden":4`, New: `"Hidden":100000000000000`},
+		{Old: `"batch":4`, New: `"batch":1000000000000000`},
 	}
-	f.Fuzz(func(t *testing.T, which uint8, state string) {
-		if !json.Valid([]byte(state)) {
-			return // the file-level target covers malformed JSON
-		}
-		var buf bytes.Buffer
-		ts := tensors[int(which)%len(tensors)]
-		if err := safetensors.Write(&buf, ts, map[string]string{"format": "pt", "gfn_state": state}); err != nil {
-			return // invalid UTF-8
-		}
-		loadFuzzed(t, buf.Bytes())
-	})
+	fuzzckpt.FuzzState(f, fuzzCheckpoints(f), "gfn_state", extra, loadFuzzed)
 }

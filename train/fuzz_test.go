@@ -1,16 +1,11 @@
 package train_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/gfngo/gfn/internal/fuzzckpt"
 	"github.com/gfngo/gfn/replay"
-	"github.com/gfngo/gfn/safetensors"
 	"github.com/gfngo/gfn/task"
 	"github.com/gfngo/gfn/train"
 )
@@ -58,11 +53,7 @@ func fuzzCheckpoints(f testing.TB) [][]byte {
 		if _, _, err := train.Load(dir, task.BuildJSON); err != nil {
 			f.Fatal(err)
 		}
-		b, err := os.ReadFile(filepath.Join(dir, train.CheckpointFile))
-		if err != nil {
-			f.Fatal(err)
-		}
-		out = append(out, b)
+		out = append(out, fuzzckpt.File(f, dir, train.CheckpointFile))
 	}
 	return out
 }
@@ -73,17 +64,11 @@ func fuzzCheckpoints(f testing.TB) [][]byte {
 // Load accepts but ReadCheckpoint describes differently. (Saving what was
 // loaded would fsync twice per input, a hundred times the cost of Load.)
 func loadFuzzed(t *testing.T, b []byte) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, train.CheckpointFile), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := fuzzckpt.Dir(t, train.CheckpointFile, b)
 	cc, err := train.ReadCheckpoint(dir)
 	tr, _, lerr := train.Load(dir, task.BuildJSON)
-	if lerr != nil {
+	if !fuzzckpt.Loaded(t, "ReadCheckpoint", err, lerr) {
 		return
-	}
-	if err != nil {
-		t.Fatalf("Load succeeded where ReadCheckpoint failed: %v", err)
 	}
 	if tr.Step != cc.Step || tr.RewardCalls != cc.RewardCalls {
 		t.Fatalf("Load's counters %d, %d differ from ReadCheckpoint's %d, %d", tr.Step, tr.RewardCalls, cc.Step, cc.RewardCalls)
@@ -92,10 +77,7 @@ func loadFuzzed(t *testing.T, b []byte) {
 
 // FuzzLoad feeds mutated checkpoint files to ReadCheckpoint and Load.
 func FuzzLoad(f *testing.F) {
-	for _, b := range fuzzCheckpoints(f) {
-		f.Add(b)
-	}
-	f.Fuzz(loadFuzzed)
+	fuzzckpt.FuzzFile(f, fuzzCheckpoints(f), loadFuzzed)
 }
 
 // FuzzLoadState keeps a seed checkpoint's tensors and replaces its run
@@ -104,34 +86,9 @@ func FuzzLoad(f *testing.F) {
 // the settings' validation and the builders that bytes-level mutation of
 // the whole file rarely gets past the header.
 func FuzzLoadState(f *testing.F) {
-	seeds := fuzzCheckpoints(f)
-	tensors := make([][]safetensors.Tensor, len(seeds))
-	for i, b := range seeds {
-		ts, meta, err := safetensors.Read(bytes.NewReader(b))
-		if err != nil {
-			f.Fatal(err)
-		}
-		tensors[i] = ts
-		f.Add(uint8(i), meta["gfn_train_state"])
-	}
 	// A width beyond what the file holds made New allocate it before
 	// loading found the mismatch (found by review): 10^14 makes make()
 	// panic at once rather than exhaust the memory if that returns.
-	_, meta, _ := safetensors.Read(bytes.NewReader(seeds[0]))
-	if s := meta["gfn_train_state"]; strings.Contains(s, `"hidden":[3]`) {
-		f.Add(uint8(0), strings.Replace(s, `"hidden":[3]`, `"hidden":[3,100000000000000]`, 1))
-	} else {
-		f.Fatalf("no hidden widths in %s", s)
-	}
-	f.Fuzz(func(t *testing.T, which uint8, state string) {
-		if !json.Valid([]byte(state)) {
-			return // the file-level target covers malformed JSON
-		}
-		var buf bytes.Buffer
-		ts := tensors[int(which)%len(tensors)]
-		if err := safetensors.Write(&buf, ts, map[string]string{"format": "pt", "gfn_train_state": state}); err != nil {
-			return // invalid UTF-8
-		}
-		loadFuzzed(t, buf.Bytes())
-	})
+	extra := []fuzzckpt.Replacement{{Old: `"hidden":[3]`, New: `"hidden":[3,100000000000000]`}}
+	fuzzckpt.FuzzState(f, fuzzCheckpoints(f), "gfn_train_state", extra, loadFuzzed)
 }
