@@ -168,3 +168,66 @@ func (l *dense) reserve(rows int) {
 		reserveRows(&l.z, rows, l.out())
 	}
 }
+
+// head is what both architectures put after their first joint layer:
+// hidden GELU layers and the zero-initialised output layer, with the two
+// buffers their input gradients alternate in.
+type head struct {
+	hidden []*dense
+	out    *dense
+	grad   [2]nn.Matrix
+}
+
+// share returns a head with the same parameters and buffers of its own.
+func (h *head) share() head {
+	c := head{out: h.out.share()}
+	for _, l := range h.hidden {
+		c.hidden = append(c.hidden, l.share())
+	}
+	return c
+}
+
+// forward maps z, the first joint layer's output, to the network's output.
+func (h *head) forward(z *nn.Matrix, off int) *nn.Matrix {
+	for _, l := range h.hidden {
+		z = l.forward(z, off)
+	}
+	return h.out.forward(z, off)
+}
+
+// backward back-propagates dy, the gradient of the output, to first, the
+// head's input of the last forward pass. The gradient is left in a; b is
+// the other buffer, free for the caller, as is a once the gradient is used.
+func (h *head) backward(dy, first *nn.Matrix) (a, b *nn.Matrix) {
+	a, b = &h.grad[0], &h.grad[1]
+	z := first // the input of the output layer
+	if len(h.hidden) > 0 {
+		z = &h.hidden[len(h.hidden)-1].y
+	}
+	h.out.backward(dy, z, a)
+	for i := len(h.hidden) - 1; i >= 0; i-- {
+		z := first
+		if i > 0 {
+			z = &h.hidden[i-1].y
+		}
+		h.hidden[i].backward(a, z, b)
+		a, b = b, a
+	}
+	return a, b
+}
+
+// reserve sizes the layers' buffers for rows rows.
+func (h *head) reserve(rows int) {
+	for _, l := range h.hidden {
+		l.reserve(rows)
+	}
+	h.out.reserve(rows)
+}
+
+// params appends the head's parameters to ps in the reference's order.
+func (h *head) params(ps []*nn.Param) []*nn.Param {
+	for _, l := range h.hidden {
+		ps = append(ps, l.w, l.b)
+	}
+	return append(ps, h.out.w, h.out.b)
+}

@@ -20,15 +20,13 @@ type mlp struct {
 	// acting on e_s above the τ rows acting on e_t.
 	jW, jB *nn.Param
 	j1     blockGELU
-	hidden []*dense // joint layers 2..L
-	out    *dense   // zero-initialised output layer
+	head   head // joint layers 2..L and the output layer
 
 	in    *nn.Matrix // the pass's input x
 	feat  nn.Matrix  // φ(t), one row per block
 	bias  nn.Matrix  // e_t·C₁ᵗ + c₁, one row per block
 	dBias nn.Matrix
-	dTime nn.Matrix    // gradient of e_t
-	grad  [2]nn.Matrix // input gradients of the layers, alternately
+	dTime nn.Matrix // gradient of e_t
 	tape  tape
 }
 
@@ -43,9 +41,9 @@ func newMLP(c Config, dim int, rng *rand.Rand) *mlp {
 	j := nn.NewLinear("joint_model.model.0", S+tau, h, rng)
 	n.jW, n.jB = j.W, j.B
 	for l := 1; l < c.JointLayers; l++ {
-		n.hidden = append(n.hidden, newDense(fmt.Sprintf("joint_model.model.%d", 2*l), h, h, true, rng))
+		n.head.hidden = append(n.head.hidden, newDense(fmt.Sprintf("joint_model.model.%d", 2*l), h, h, true, rng))
 	}
-	n.out = zeroDense(fmt.Sprintf("joint_model.model.%d", 2*c.JointLayers), h, 2*dim, rng)
+	n.head.out = zeroDense(fmt.Sprintf("joint_model.model.%d", 2*c.JointLayers), h, 2*dim, rng)
 	return n
 }
 
@@ -75,11 +73,7 @@ func (n *mlp) Forward(x *nn.Matrix, t []float32) *nn.Matrix {
 		kernel.AddTo(bias.Row(k), n.jB.Value)
 	}
 	es := n.s2.forward(n.s1.forward(x, off), off)
-	z := n.j1.forward(es, &ws, &bias, off, boff)
-	for _, l := range n.hidden {
-		z = l.forward(z, off)
-	}
-	return n.out.forward(z, off)
+	return n.head.forward(n.j1.forward(es, &ws, &bias, off, boff), off)
 }
 
 func (n *mlp) Backward(dy *nn.Matrix) { n.backward(dy, nil) }
@@ -94,26 +88,13 @@ func (n *mlp) BackwardInput(dy, dx *nn.Matrix) {
 // backward is Backward, also setting dx to the input gradient unless it is
 // nil.
 func (n *mlp) backward(dy, dx *nn.Matrix) {
-	checkGrad(dy, &n.out.y)
-	// g, the gradient of a layer's output, is in *a; its input gradient
-	// goes to *b, and the two swap.
-	a, b := &n.grad[0], &n.grad[1]
-	z := &n.j1.y // the input of the layer after j1
-	if len(n.hidden) > 0 {
-		z = &n.hidden[len(n.hidden)-1].y
-	}
-	g := n.out.backward(dy, z, a)
-	for i := len(n.hidden) - 1; i >= 0; i-- {
-		z := &n.j1.y
-		if i > 0 {
-			z = &n.hidden[i-1].y
-		}
-		g = n.hidden[i].backward(g, z, b)
-		a, b = b, a
-	}
+	checkGrad(dy, &n.head.out.y)
+	// The gradient of j1's output is in a, b is free, and a is again once
+	// j1 has used it.
+	a, b := n.head.backward(dy, &n.j1.y)
 	ws, wt := n.joint(n.jW.Value)
 	gs, gt := n.joint(n.jW.Grad)
-	des := n.j1.backward(g, &n.s2.y, &ws, &gs, &n.dBias, b)
+	des := n.j1.backward(a, &n.s2.y, &ws, &gs, &n.dBias, b)
 	// The per-block bias e_t·C₁ᵗ + c₁: its block sums are the gradient of
 	// the broadcast, and feed C₁ᵗ, c₁ and e_t.
 	nn.MatMul(&gt, &n.t2.y, true, &n.dBias, false, true)
@@ -128,7 +109,7 @@ func (n *mlp) Record(rows int) { n.tape.start(rows) }
 
 func (n *mlp) EndRecord() *nn.Matrix {
 	n.tape.stop()
-	return &n.out.y
+	return &n.head.out.y
 }
 
 func (n *mlp) reserve(rows, blocks int) {
@@ -141,25 +122,16 @@ func (n *mlp) reserve(rows, blocks int) {
 	n.s2.reserve(rows)
 	reserveRows(&n.j1.y, rows, c.Hidden)
 	reserveRows(&n.j1.z, rows, c.Hidden)
-	for _, l := range n.hidden {
-		l.reserve(rows)
-	}
-	n.out.reserve(rows)
+	n.head.reserve(rows)
 }
 
 func (n *mlp) Params() []*nn.Param {
 	ps := []*nn.Param{n.t1.w, n.t1.b, n.t2.w, n.t2.b, n.s1.w, n.s1.b, n.s2.w, n.s2.b, n.jW, n.jB}
-	for _, l := range n.hidden {
-		ps = append(ps, l.w, l.b)
-	}
-	return append(ps, n.out.w, n.out.b)
+	return n.head.params(ps)
 }
 
 func (n *mlp) Clone() Net {
 	c := &mlp{cfg: n.cfg, dim: n.dim, omega: n.omega, jW: n.jW, jB: n.jB,
-		t1: n.t1.share(), t2: n.t2.share(), s1: n.s1.share(), s2: n.s2.share(), out: n.out.share()}
-	for _, l := range n.hidden {
-		c.hidden = append(c.hidden, l.share())
-	}
+		t1: n.t1.share(), t2: n.t2.share(), s1: n.s1.share(), s2: n.s2.share(), head: n.head.share()}
 	return c
 }

@@ -18,14 +18,12 @@ type pis struct {
 	t1, t2 *dense    // t_model: φ(t) → e_t (no final GELU)
 	sW, sB *nn.Param // s_model: x·B + b, b merged into the per-block bias
 	s      blockGELU // z₀ = G(x·B + (b + e_t))
-	hidden []*dense
-	out    *dense
+	head   head      // joint layers and the output layer
 
 	in    *nn.Matrix // the pass's input x
 	feat  nn.Matrix  // φ(t), one row per block
 	bias  nn.Matrix  // b + e_t, one row per block
 	dBias nn.Matrix
-	grad  [2]nn.Matrix // input gradients of the layers, alternately
 	tape  tape
 }
 
@@ -44,9 +42,9 @@ func newPIS(c Config, dim int, rng *rand.Rand) *pis {
 	// joint_model.model is Sequential(GELU, L × Sequential(Linear, GELU),
 	// Linear): the leading GELU is z₀'s, and takes index 0.
 	for l := 1; l <= c.JointLayers; l++ {
-		n.hidden = append(n.hidden, newDense(fmt.Sprintf("joint_model.model.%d.0", l), h, h, true, rng))
+		n.head.hidden = append(n.head.hidden, newDense(fmt.Sprintf("joint_model.model.%d.0", l), h, h, true, rng))
 	}
-	n.out = zeroDense(fmt.Sprintf("joint_model.model.%d", c.JointLayers+1), h, 2*dim, rng)
+	n.head.out = zeroDense(fmt.Sprintf("joint_model.model.%d", c.JointLayers+1), h, 2*dim, rng)
 	return n
 }
 
@@ -68,11 +66,7 @@ func (n *pis) Forward(x *nn.Matrix, t []float32) *nn.Matrix {
 		kernel.AddTo(bias.Row(k), n.sB.Value)
 	}
 	w := view(n.dim, h, n.sW.Value)
-	z := n.s.forward(x, &w, &bias, off, boff)
-	for _, l := range n.hidden {
-		z = l.forward(z, off)
-	}
-	return n.out.forward(z, off)
+	return n.head.forward(n.s.forward(x, &w, &bias, off, boff), off)
 }
 
 func (n *pis) Backward(dy *nn.Matrix) { n.backward(dy, nil) }
@@ -87,26 +81,13 @@ func (n *pis) BackwardInput(dy, dx *nn.Matrix) {
 // backward is Backward, also setting dx to the input gradient unless it is
 // nil.
 func (n *pis) backward(dy, dx *nn.Matrix) {
-	checkGrad(dy, &n.out.y)
-	// g, the gradient of a layer's output, is in *a; its input gradient
-	// goes to *b, and the two swap.
-	a, b := &n.grad[0], &n.grad[1]
-	z := &n.s.y // the input of the layer after s
-	if len(n.hidden) > 0 {
-		z = &n.hidden[len(n.hidden)-1].y
-	}
-	g := n.out.backward(dy, z, a)
-	for i := len(n.hidden) - 1; i >= 0; i-- {
-		z := &n.s.y
-		if i > 0 {
-			z = &n.hidden[i-1].y
-		}
-		g = n.hidden[i].backward(g, z, b)
-		a, b = b, a
-	}
+	checkGrad(dy, &n.head.out.y)
+	// The gradient of z₀ is in a, b is free, and a is again once s has
+	// used it.
+	a, b := n.head.backward(dy, &n.s.y)
 	w := view(n.dim, n.cfg.Hidden, n.sW.Value)
 	gw := view(n.dim, n.cfg.Hidden, n.sW.Grad)
-	n.s.backward(g, n.in, &w, &gw, &n.dBias, dx)
+	n.s.backward(a, n.in, &w, &gw, &n.dBias, dx)
 	// The per-block bias b + e_t: its block sums are the gradient of the
 	// broadcast sum s + t, for b and for e_t alike.
 	kernel.AddRows(n.sB.Grad, n.dBias.Data)
@@ -125,7 +106,7 @@ func (n *pis) Record(rows int) { n.tape.start(rows) }
 
 func (n *pis) EndRecord() *nn.Matrix {
 	n.tape.stop()
-	return &n.out.y
+	return &n.head.out.y
 }
 
 func (n *pis) reserve(rows, blocks int) {
@@ -136,25 +117,16 @@ func (n *pis) reserve(rows, blocks int) {
 	n.t2.reserve(blocks)
 	reserveRows(&n.s.y, rows, c.Hidden)
 	reserveRows(&n.s.z, rows, c.Hidden)
-	for _, l := range n.hidden {
-		l.reserve(rows)
-	}
-	n.out.reserve(rows)
+	n.head.reserve(rows)
 }
 
 func (n *pis) Params() []*nn.Param {
 	ps := []*nn.Param{n.phase, n.t1.w, n.t1.b, n.t2.w, n.t2.b, n.sW, n.sB}
-	for _, l := range n.hidden {
-		ps = append(ps, l.w, l.b)
-	}
-	return append(ps, n.out.w, n.out.b)
+	return n.head.params(ps)
 }
 
 func (n *pis) Clone() Net {
 	c := &pis{cfg: n.cfg, dim: n.dim, omega: n.omega, phase: n.phase, sW: n.sW, sB: n.sB,
-		t1: n.t1.share(), t2: n.t2.share(), out: n.out.share()}
-	for _, l := range n.hidden {
-		c.hidden = append(c.hidden, l.share())
-	}
+		t1: n.t1.share(), t2: n.t2.share(), head: n.head.share()}
 	return c
 }
