@@ -88,6 +88,7 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"bad-flag", []string{"train", "--sdie", "4"}},
 		{"bad-schedule", []string{"train", "--schedule", "SSQ"}},
 		{"sample-no-checkpoint", []string{"sample"}},
+		{"sample-empty-dir", []string{"sample", "--checkpoint", "testdata"}},
 		{"bench-unknown", []string{"bench", "fast"}},
 		{"bad-buffer", []string{"train", "--buffer", "lifo"}},
 		{"bad-objective", []string{"train", "--objective", "subtb"}},

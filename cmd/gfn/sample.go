@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/gfngo/gfn/discrete"
@@ -21,6 +22,9 @@ func loadCheckpoint(dir string) (*train.Trainer, error) {
 	}
 	if _, err := os.Stat(dir); err != nil {
 		return nil, usagef("checkpoint directory %s: %v", dir, errors.Unwrap(err))
+	}
+	if _, err := os.Stat(filepath.Join(dir, train.CheckpointFile)); errors.Is(err, os.ErrNotExist) {
+		return nil, usagef("checkpoint directory %s holds no %s: give the output directory of a gfn train run", dir, train.CheckpointFile)
 	}
 	t, _, err := train.Load(dir, task.BuildJSON)
 	return t, err
