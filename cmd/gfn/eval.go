@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gfngo/gfn/diffusion"
 	"io"
 
+	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/metrics"
 )
 
@@ -25,9 +25,9 @@ type evalReport struct {
 }
 
 func runEval(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("eval", "Evaluate a checkpoint: exact distances of the Student (and Teacher) terminating\ndistribution to the target where the state space can be enumerated, and the\nempirical L1 of fresh Student samples. Prints JSON.")
+	fs := newFlagSet("eval", "Evaluate a checkpoint and print JSON. Grid: exact distances of the Student (and Teacher)\nterminating distribution to the target where the state space can be enumerated, and the\nempirical L1 of fresh Student samples. Diffusion: ELBO, ELBO-IS, EUBO and W2 on --samples\nfresh and exact samples. Sequences: modes, ELBO, log Z estimate, EUBO and the correlation\nof log P_F with log R on --samples fresh and target samples.")
 	dir := fs.String("checkpoint", "", "checkpoint directory written by gfn train (required)")
-	n := fs.Int("samples", 100000, "fresh Student samples for the empirical L1 (0 = skip)")
+	n := fs.Int("samples", 100000, "fresh Student samples: for a grid checkpoint's empirical L1 (0 = skip), or of a diffusion or sequence evaluation (and as many exact or target samples)")
 	seed := fs.Uint64("seed", 0, "random seed for sampling")
 	figures := fs.Bool("figures", false, "diffusion checkpoints: redraw samples.png and curves.png from the checkpoint instead")
 	if err := parse(fs, args, stdout); err != nil {
@@ -58,6 +58,15 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 			return usagef("samples %d must be >= 1 for a diffusion checkpoint", *n)
 		}
 		return evalDiffusion(*dir, *n, *seed, stdout)
+	}
+	if *dir != "" && isSeqCheckpoint(*dir) {
+		if *figures {
+			return usagef("--figures redraws diffusion checkpoints' figures only")
+		}
+		if *n < 1 {
+			return usagef("samples %d must be >= 1 for a sequence checkpoint", *n)
+		}
+		return evalSeq(*dir, *n, *seed, stdout)
 	}
 	t, err := loadCheckpoint(*dir)
 	if err != nil {

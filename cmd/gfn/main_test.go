@@ -16,6 +16,7 @@ import (
 
 	"github.com/gfngo/gfn/bench"
 	"github.com/gfngo/gfn/safetensors"
+	"github.com/gfngo/gfn/seqtrain"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -281,6 +282,43 @@ func TestSequenceTrainSampleReward(t *testing.T) {
 	// Resume of a finished run is refused; of the periodic checkpoint it continues.
 	if _, _, err := runCLI("train", "--resume", dir); err == nil || !strings.Contains(err.Error(), "finished") {
 		t.Errorf("resuming a finished run: %v", err)
+	}
+	// gfn eval evaluates the Student as training does: its modes found and
+	// learned log Z are the summary's, the bounds bracket the true log Z,
+	// and a seed gives the same report twice.
+	ev, _, err := runCLI("eval", "--checkpoint", dir, "--samples", "64", "--seed", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := runCLI("eval", "--checkpoint", dir, "--samples", "64", "--seed", "3")
+	if err != nil || again != ev {
+		t.Errorf("eval with one seed differs: %v\n%s\nvs\n%s", err, ev, again)
+	}
+	var rep struct {
+		Task    string
+		Round   int
+		Student seqtrain.Metrics
+	}
+	if err := json.Unmarshal([]byte(ev), &rep); err != nil {
+		t.Fatalf("eval output: %v\n%s", err, ev)
+	}
+	var sum struct {
+		TrueLogZ float64          `json:"true_log_z"`
+		Final    seqtrain.Metrics `json:"final"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil || json.Unmarshal(b, &sum) != nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	m := rep.Student
+	if rep.Task != "tfbind8" || rep.Round != 6 || m.Samples != 64 || m.ModesSeen != sum.Final.ModesSeen || m.LogZ != sum.Final.LogZ {
+		t.Errorf("eval report %+v, summary's final evaluation %+v", rep, sum.Final)
+	}
+	if !(m.ELBO < sum.TrueLogZ && sum.TrueLogZ < m.EUBO) || math.Abs(m.LogZErr-math.Abs(m.LogZEst-sum.TrueLogZ)) > 1e-12 {
+		t.Errorf("ELBO %g, EUBO %g, log Z estimate %g (error %g) against log Z %g", m.ELBO, m.EUBO, m.LogZEst, m.LogZErr, sum.TrueLogZ)
+	}
+	if _, _, err := runCLI("eval", "--checkpoint", dir, "--figures"); err == nil || !strings.Contains(err.Error(), "diffusion") {
+		t.Errorf("eval --figures of a sequence checkpoint: %v", err)
 	}
 }
 

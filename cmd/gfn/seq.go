@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -206,16 +207,52 @@ func printSeqSummary(w io.Writer, s *seqtrain.Summary, dir string) {
 
 // sampleSeq writes n Student samples of a sequence checkpoint as CSV:
 // sequence, score, log_reward.
-func sampleSeq(dir string, n int, seed uint64, out string, stdout, stderr io.Writer) error {
+// loadSeq loads the sequence-training checkpoint in dir with its task.
+func loadSeq(dir string) (*biochem.Task, *seqtrain.Trainer, error) {
 	name, _, _, err := seqtrain.ReadState(dir)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	task, err := biochem.Named(name)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	t, err := seqtrain.Load(dir, task, nil)
+	return task, t, err
+}
+
+// evalSeq prints the evaluation of training (modes, ELBO, log Z estimate,
+// EUBO, correlation) of a sequence checkpoint's Student on n fresh samples
+// and n target samples, as JSON.
+func evalSeq(dir string, n int, seed uint64, stdout io.Writer) error {
+	task, t, err := loadSeq(dir)
+	if err != nil {
+		return err
+	}
+	var targets []int32
+	if targets, err = task.TargetSamples(n, rand.New(rand.NewPCG(seed, 0xe8ac7))); err != nil {
+		return err
+	}
+	var ev seqtrain.Evaluator
+	m, err := ev.Evaluate(t, n, targets, rand.New(rand.NewPCG(seed, 0x5a)))
+	if err != nil {
+		return err
+	}
+	rep := struct {
+		Task    string           `json:"task"`
+		Round   int              `json:"round"`
+		Student seqtrain.Metrics `json:"student"`
+	}{task.Name(), t.Round, m}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", b)
+	return err
+}
+
+func sampleSeq(dir string, n int, seed uint64, out string, stdout, stderr io.Writer) error {
+	task, t, err := loadSeq(dir)
 	if err != nil {
 		return err
 	}
