@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 
@@ -24,10 +25,24 @@ type evalReport struct {
 	Note         string             `json:"note,omitempty"`
 }
 
+// defaultEvalSamples is gfn eval's --samples for the checkpoint in dir:
+// 100,000 suits a grid's empirical L1, not an exact W2 in R^d (minutes
+// where training's final 10,000 take seconds), nor a sequence task, whose
+// training evaluates 2,048.
+func defaultEvalSamples(dir string) int {
+	switch {
+	case dir != "" && isDiffusionCheckpoint(dir):
+		return 10000
+	case dir != "" && isSeqCheckpoint(dir):
+		return 2048
+	}
+	return 100000
+}
+
 func runEval(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("eval", "Evaluate a checkpoint and print JSON. Grid: exact distances of the Student (and Teacher)\nterminating distribution to the target where the state space can be enumerated, and the\nempirical L1 of fresh Student samples. Diffusion: ELBO, ELBO-IS, EUBO and W2 on --samples\nfresh and exact samples. Sequences: modes, ELBO, log Z estimate, EUBO and the correlation\nof log P_F with log R on --samples fresh and target samples.")
 	dir := fs.String("checkpoint", "", "checkpoint directory written by gfn train (required)")
-	n := fs.Int("samples", 100000, "fresh Student samples: for a grid checkpoint's empirical L1 (0 = skip), or of a diffusion or sequence evaluation (and as many exact or target samples)")
+	n := fs.Int("samples", 100000, "fresh Student samples: for a grid checkpoint's empirical L1 (0 = skip), or of a diffusion or sequence evaluation, with as many exact or target samples (unless set: 10000 and 2048, training's final evaluation)")
 	seed := fs.Uint64("seed", 0, "random seed for sampling")
 	figures := fs.Bool("figures", false, "diffusion checkpoints: redraw samples.png and curves.png from the checkpoint instead")
 	if err := parse(fs, args, stdout); err != nil {
@@ -38,6 +53,11 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	}
 	if *n < 0 {
 		return usagef("samples %d must be >= 0", *n)
+	}
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "samples" })
+	if !set {
+		*n = defaultEvalSamples(*dir)
 	}
 	if err := notRewardCmd("eval", *dir); err != nil {
 		return err

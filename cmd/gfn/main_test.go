@@ -229,6 +229,9 @@ func TestTrainSampleEvalEndToEnd(t *testing.T) {
 	if rep.StudentExact == nil || rep.StudentExact.TV != se["tv"].(float64) || rep.Step != 200 {
 		t.Errorf("eval %+v disagrees with train's summary %v", rep, se)
 	}
+	if got := defaultEvalSamples(dir); got != 100000 {
+		t.Errorf("default eval samples of a grid checkpoint %d, want 100000", got)
+	}
 }
 
 // Every method preset of gfn bench grid is a valid gfn train command line.
@@ -311,6 +314,9 @@ func TestSequenceTrainSampleReward(t *testing.T) {
 		t.Fatalf("summary.json: %v", err)
 	}
 	m := rep.Student
+	if got := defaultEvalSamples(dir); got != 2048 {
+		t.Errorf("default eval samples of a sequence checkpoint %d, want 2048", got)
+	}
 	if rep.Task != "tfbind8" || rep.Round != 6 || m.Samples != 64 || m.ModesSeen != sum.Final.ModesSeen || m.LogZ != sum.Final.LogZ {
 		t.Errorf("eval report %+v, summary's final evaluation %+v", rep, sum.Final)
 	}
@@ -319,6 +325,60 @@ func TestSequenceTrainSampleReward(t *testing.T) {
 	}
 	if _, _, err := runCLI("eval", "--checkpoint", dir, "--figures"); err == nil || !strings.Contains(err.Error(), "diffusion") {
 		t.Errorf("eval --figures of a sequence checkpoint: %v", err)
+	}
+}
+
+// TestDiffusionTrainSampleEval trains a tiny 25GMM Teacher run and reads
+// its checkpoint with gfn sample and gfn eval.
+func TestDiffusionTrainSampleEval(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, _, err := runCLI("train", "--task", "25gmm", "--method", "teacher", "--hidden", "16", "--steps", "5", "--batch", "16",
+		"--iterations", "20", "--eval-every", "10", "--eval-samples", "50", "--final-samples", "100", "--out", dir, "--quiet"); err != nil {
+		t.Fatal(err)
+	}
+	a, _, err := runCLI("sample", "--checkpoint", dir, "-n", "30", "--seed", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _, _ := runCLI("sample", "--checkpoint", dir, "-n", "30", "--seed", "1"); a != b {
+		t.Error("sample is not deterministic for a fixed seed")
+	}
+	rows, err := csv.NewReader(strings.NewReader(a)).ReadAll()
+	if err != nil || len(rows) != 31 || strings.Join(rows[0], ",") != "x1,x2,log_reward" {
+		t.Fatalf("sample CSV: %d rows, err %v:\n%s", len(rows), err, a)
+	}
+	for _, r := range rows[1:] {
+		if v, err := strconv.ParseFloat(r[2], 64); err != nil || math.IsNaN(v) || v > 0 {
+			t.Errorf("sample row %v: log-reward not a log-density of 25GMM (<= 0)", r)
+		}
+	}
+	ev, _, err := runCLI("eval", "--checkpoint", dir, "--samples", "300", "--seed", "2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _, _ := runCLI("eval", "--checkpoint", dir, "--samples", "300", "--seed", "2"); again != ev {
+		t.Errorf("eval with one seed differs:\n%s\nvs\n%s", ev, again)
+	}
+	var rep struct {
+		Task     string
+		Step     int
+		Student  map[string]float64
+		Teacher  map[string]float64
+		TrueLogZ *float64 `json:"true_log_z"`
+	}
+	if err := json.Unmarshal([]byte(ev), &rep); err != nil {
+		t.Fatalf("eval output: %v\n%s", err, ev)
+	}
+	for _, m := range []map[string]float64{rep.Student, rep.Teacher} {
+		if m["samples"] != 300 || !(m["elbo"] <= m["elbo_is"]) || !(m["w2"] > 0) {
+			t.Errorf("eval metrics %v: want 300 samples, ELBO <= ELBO-IS (Jensen), W2 > 0", m)
+		}
+	}
+	if rep.Task != "25gmm" || rep.Step != 20 || rep.TrueLogZ == nil || *rep.TrueLogZ != 0 {
+		t.Errorf("eval report %+v", rep)
+	}
+	if got := defaultEvalSamples(dir); got != 10000 {
+		t.Errorf("default eval samples of a diffusion checkpoint %d, want 10000", got)
 	}
 }
 
