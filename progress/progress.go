@@ -98,14 +98,19 @@ func (b *Bar) line(done int, fields string, now time.Time) string {
 	return s
 }
 
-// Duration formats d as 1h02m, 3m04s or 5.2s.
+// Duration formats d as 1h02m, 3m04s, 5.2s or, under a second, 43ms or
+// 0.12ms (a short run's times are not all "0.0s"); 0 is 0.0s.
 func Duration(d time.Duration) string {
 	switch {
 	case d >= time.Hour:
 		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 	case d >= time.Minute:
 		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	default:
+	case d >= time.Second || d <= 0:
 		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d >= 10*time.Millisecond:
+		return fmt.Sprintf("%.0fms", float64(d)/float64(time.Millisecond))
+	default:
+		return fmt.Sprintf("%.2gms", float64(d)/float64(time.Millisecond))
 	}
 }

@@ -47,6 +47,7 @@ func TestTerminalRedrawsInPlace(t *testing.T) {
 func TestDuration(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		5200 * time.Millisecond: "5.2s", 184 * time.Second: "3m04s", 3720 * time.Second: "1h02m",
+		time.Second: "1.0s", 430 * time.Millisecond: "430ms", 1234 * time.Microsecond: "1.2ms", 120 * time.Microsecond: "0.12ms", 0: "0.0s",
 	} {
 		if got := Duration(d); got != want {
 			t.Errorf("Duration(%v) = %q, want %q", d, got, want)

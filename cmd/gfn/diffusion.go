@@ -258,7 +258,7 @@ func printDiffusionSummary(w io.Writer, s *diffusion.Summary, dir string) {
 	for _, n := range s.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
-	fmt.Fprintf(w, "  wall %s (training %s, %.0f ms/iteration; evaluation %s; %s kernels)\n",
+	fmt.Fprintf(w, "  wall %s (training %s, %.3g ms/iteration; evaluation %s; %s kernels)\n",
 		progress.Duration(time.Duration(s.WallSeconds*float64(time.Second))), progress.Duration(time.Duration(s.TrainSeconds*float64(time.Second))),
 		s.MsPerIterMean, progress.Duration(time.Duration(s.EvalSeconds*float64(time.Second))), s.Kernel)
 	files := []string{"metrics.csv", "summary.json", diffusion.CheckpointFile, diffusion.ConfigFile}
