@@ -219,6 +219,13 @@ func RunBiochem(ctx context.Context, o BiochemOptions, run Runner, log io.Writer
 	if err := safefile.CheckDir(o.Dir()); err != nil {
 		return nil, err
 	}
+	whole := o
+	whole.Methods, whole.Tasks, whole.Seeds = nil, nil, max(o.Seeds, BiochemDefaultSeeds)
+	wholeJobs, err := BiochemJobs(whole)
+	if err != nil {
+		return nil, err
+	}
+	all := collected(wholeJobs, jobs, func(j BiochemJob) string { return j.Dir })
 	const name = "bench biochem"
 	if o.CollectOnly {
 		n := 0
@@ -228,7 +235,7 @@ func RunBiochem(ctx context.Context, o BiochemOptions, run Runner, log io.Writer
 			}
 		}
 		fmt.Fprintf(log, "%s: %d of %d runs finished; collecting them only\n", name, n, len(jobs))
-		return collectBiochem(jobs)
+		return collectBiochem(all)
 	}
 	var todo []pendingRun
 	done := 0
@@ -252,7 +259,7 @@ func RunBiochem(ctx context.Context, o BiochemOptions, run Runner, log io.Writer
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	results, err := collectBiochem(jobs)
+	results, err := collectBiochem(all)
 	if err != nil {
 		return nil, err
 	}

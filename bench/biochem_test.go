@@ -181,6 +181,13 @@ func TestRunBiochemIsResumable(t *testing.T) {
 	if r := rs[3]; r.Method != "teacher-per" || r.Seed != 1 || r.ModesSeen != 6 || r.Rounds != 100 || !math.IsNaN(r.Pearson) || r.TrueLogZ != 8.3 {
 		t.Errorf("last result %+v", r)
 	}
+	// Running a subset still collects every finished run of the table.
+	o.Methods = []string{"tb"}
+	rs, err = RunBiochem(context.Background(), o, fakeBiochemRun(jobs, &calls, ran), &log)
+	if err != nil || calls.Load() != 0 || len(rs) != 4 {
+		t.Errorf("--methods tb: %d runs, %d results (want the table's 4), %v", calls.Load(), len(rs), err)
+	}
+	o.Methods = []string{"tb", "eps", "teacher-per"}
 	// A table of another length (not --quick) refuses the quick runs.
 	o.Quick = false
 	if _, err := RunBiochem(context.Background(), o, fakeBiochemRun(jobs, &calls, ran), &log); err == nil || !strings.Contains(err.Error(), "2000") {

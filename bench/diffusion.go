@@ -265,6 +265,9 @@ func RunDiffusion(ctx context.Context, t DiffusionTable, o DiffusionOptions, run
 		return nil, err
 	}
 	jobs := t.Jobs(o)
+	whole := o
+	whole.Methods, whole.Tasks, whole.Seeds = nil, nil, max(o.Seeds, t.Seeds)
+	all := collected(t.Jobs(whole), jobs, func(j DiffusionJob) string { return j.Dir })
 	name := "bench diffusion " + t.Name
 	if o.CollectOnly {
 		n := 0
@@ -274,7 +277,7 @@ func RunDiffusion(ctx context.Context, t DiffusionTable, o DiffusionOptions, run
 			}
 		}
 		fmt.Fprintf(log, "%s: %d of %d runs finished; collecting them only\n", name, n, len(jobs))
-		return collectDiffusion(t.Name, o.preset(), jobs)
+		return collectDiffusion(t.Name, o.preset(), all)
 	}
 	var todo []pendingRun
 	done, reused := 0, 0
@@ -301,7 +304,7 @@ func RunDiffusion(ctx context.Context, t DiffusionTable, o DiffusionOptions, run
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	results, err := collectDiffusion(t.Name, o.preset(), jobs)
+	results, err := collectDiffusion(t.Name, o.preset(), all)
 	if err != nil {
 		return nil, err
 	}

@@ -201,6 +201,12 @@ func TestRunDiffusionIsResumable(t *testing.T) {
 	if err != nil || calls.Load() != 0 || len(rs) != 4 {
 		t.Errorf("collect only: %d runs, %d results, %v", calls.Load(), len(rs), err)
 	}
+	// Running a subset still collects every finished run of the table.
+	o.CollectOnly, o.Methods = false, []string{"tb"}
+	rs, err = RunDiffusion(context.Background(), tb, o, fakeDiffusionRun(&calls, ran), &log)
+	if err != nil || calls.Load() != 0 || len(rs) != 4 {
+		t.Errorf("--methods tb: %d runs, %d results (want the table's 4), %v", calls.Load(), len(rs), err)
+	}
 	// A table of another length (not --quick) refuses the quick runs.
 	o.Quick = false
 	if _, err := RunDiffusion(context.Background(), tb, o, fakeDiffusionRun(&calls, ran), &log); err == nil || !strings.Contains(err.Error(), "25001") {

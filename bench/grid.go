@@ -214,6 +214,15 @@ func RunGrid(ctx context.Context, t GridTable, o GridOptions, run Runner, log io
 		return nil, err
 	}
 	jobs := t.Jobs(o)
+	whole := o
+	whole.Methods, whole.Seeds = nil, max(o.Seeds, t.Seeds)
+	whole.Grids = slices.Clone(t.Grids) // and any other grids asked for
+	for _, g := range o.Grids {
+		if !slices.Contains(whole.Grids, g) {
+			whole.Grids = append(whole.Grids, g)
+		}
+	}
+	all := collected(t.Jobs(whole), jobs, func(j GridJob) string { return j.Dir })
 	var todo []pendingRun
 	for _, j := range jobs {
 		if st, args := j.Next(); st != RunDone {
@@ -222,13 +231,13 @@ func RunGrid(ctx context.Context, t GridTable, o GridOptions, run Runner, log io
 	}
 	if o.CollectOnly {
 		fmt.Fprintf(log, "bench grid %s: %d of %d runs finished; collecting them only\n", t.Name, len(jobs)-len(todo), len(jobs))
-		return collectGrid(t.Name, jobs)
+		return collectGrid(t.Name, all)
 	}
 	firstErr := runPending(ctx, log, "bench grid "+t.Name, todo, len(jobs), len(jobs)-len(todo), "", o.Jobs, run)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	results, err := collectGrid(t.Name, jobs)
+	results, err := collectGrid(t.Name, all)
 	if err != nil {
 		return nil, err
 	}

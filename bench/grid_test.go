@@ -101,6 +101,12 @@ func TestRunGridIsResumable(t *testing.T) {
 	if err != nil || calls.Load() != 0 || len(rs) != 5 {
 		t.Errorf("collect only: %d runs, %d results, %v", calls.Load(), len(rs), err)
 	}
+	// Running a subset still collects every finished run of the table.
+	o.CollectOnly, o.Methods = false, []string{"tb"}
+	rs, err = RunGrid(context.Background(), tb, o, fakeRun(&calls), &log)
+	if err != nil || calls.Load() != 0 || len(rs) != 5 {
+		t.Errorf("--methods tb: %d runs, %d results (want the table's 5), %v", calls.Load(), len(rs), err)
+	}
 	if _, err := TableByName("table9"); err == nil {
 		t.Error("unknown table accepted")
 	}

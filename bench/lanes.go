@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -68,4 +69,24 @@ func runPending(ctx context.Context, log io.Writer, name string, todo []pendingR
 	}
 	wg.Wait()
 	return firstErr
+}
+
+// collected returns the jobs whose finished runs a table's results
+// describe: all, every run of the table in its directory (each of its
+// methods and tasks, as many seeds as were asked or the table has), so that
+// running a subset (--methods, --tasks, fewer --seeds) does not drop the
+// rows of earlier runs from results.md; then the asked jobs that all lacks
+// (a method outside the table's list).
+func collected[J any](all, asked []J, dir func(J) string) []J {
+	out := slices.Clone(all)
+	seen := make(map[string]bool, len(all))
+	for _, j := range all {
+		seen[dir(j)] = true
+	}
+	for _, j := range asked {
+		if !seen[dir(j)] {
+			out = append(out, j)
+		}
+	}
+	return out
 }

@@ -21,7 +21,8 @@ process, --jobs at a time (each with GOMAXPROCS = cores / jobs unless GOMAXPROCS
 the cheap tasks first (tfbind8, rna, then qm9str, sehstr), and within a task seed by seed, so
 that a partial table has every method's first seeds. Resumable: a run with a summary.json is
 skipped, one with a checkpoint and no summary is continued with gfn train --resume, others
-start afresh. Then writes to <out>/biochem: results.csv (one row per run: its final modes
+start afresh. Then writes, from every finished run in <out>/biochem (a --task or --methods
+subset keeps the others' rows), to <out>/biochem: results.csv (one row per run: its final modes
 found, ELBO, EUBO, log Z error, wall time, ...), results.md (per task, mean ± std over seeds of
 each method; the paper's claims checked from these numbers) and figure.png (one row per task;
 modes, ELBO and EUBO against rounds, mean ± std bands over seeds). Methods: tb (on-policy TB),
