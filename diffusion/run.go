@@ -15,6 +15,7 @@ import (
 	"github.com/gfngo/gfn/internal/kernel"
 	"github.com/gfngo/gfn/progress"
 	"github.com/gfngo/gfn/run"
+	"github.com/gfngo/gfn/safefile"
 )
 
 // RunOptions control Run's evaluation, checkpoints and outputs. The zero
@@ -179,6 +180,12 @@ func newRunner(ctx context.Context, t *Trainer, opt RunOptions) *runner {
 
 func (r *runner) run() (*Result, error) {
 	t, opt := r.t, r.opt
+	// An unusable directory is reported now, not at the first checkpoint.
+	if opt.OutDir != "" {
+		if err := safefile.CheckDir(opt.OutDir); err != nil {
+			return nil, err
+		}
+	}
 	var bar *progress.Bar
 	if opt.Progress != nil {
 		bar = progress.New(opt.Progress, "train", t.Cfg.Iterations, opt.ProgressTTY)

@@ -309,3 +309,34 @@ func TestFailingEnergyStopsWithCheckpoint(t *testing.T) {
 		t.Fatalf("resume with the fixed energy: %v", err)
 	}
 }
+
+// TestUnusableOutDirBeforeTraining: an output directory that cannot be
+// made is reported before the first iteration, not at the first
+// checkpoint after work was done.
+func TestUnusableOutDirBeforeTraining(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	o := quick
+	o.OutDir, o.CheckpointEvery = filepath.Join(file, "run"), 1
+	// New probes the energy (its dimension, before any work); training
+	// would call it more.
+	var probe, calls countingEnergy
+	if _, err := New(&probe, smallConfig(MethodTB, 5)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(context.Background(), &calls, smallConfig(MethodTB, 5), o)
+	if err == nil || !strings.Contains(err.Error(), "not usable") || calls.n != probe.n {
+		t.Errorf("err %v after %d energy calls, want 'not usable' after New's %d", err, calls.n, probe.n)
+	}
+}
+
+// countingEnergy is 25GMM counting its log-density calls.
+type countingEnergy struct {
+	energy.GMM25
+	n int
+}
+
+func (c *countingEnergy) LogReward(x []float32, out []float64) error {
+	c.n++
+	return c.GMM25.LogReward(x, out)
+}

@@ -175,6 +175,12 @@ func newRunner(ctx context.Context, t *Trainer, opt RunOptions) (*runner, error)
 
 func (r *runner) run() (*Result, error) {
 	t, opt := r.t, r.opt
+	// An unusable directory is reported now, not at the first checkpoint.
+	if opt.OutDir != "" {
+		if err := safefile.CheckDir(opt.OutDir); err != nil {
+			return nil, err
+		}
+	}
 	var bar *progress.Bar
 	if opt.Progress != nil {
 		bar = progress.New(opt.Progress, "train", t.Cfg.Rounds, opt.ProgressTTY)

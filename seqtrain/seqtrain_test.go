@@ -506,3 +506,16 @@ func TestEvaluationFailureResumes(t *testing.T) {
 		t.Error("parameters differ: the failure happened between rounds")
 	}
 }
+
+// TestUnusableOutDirBeforeTraining: an output directory that cannot be
+// made is reported before the first round, not at the first checkpoint.
+func TestUnusableOutDirBeforeTraining(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	cfg := toyConfig(TB)
+	cfg.Rounds = 5
+	_, err := Run(context.Background(), toyTask{A: 3, L: 3}, cfg, nil, RunOptions{OutDir: filepath.Join(file, "run"), CheckpointEvery: 1, EvalEvery: 100, EvalSamples: 8})
+	if err == nil || !strings.Contains(err.Error(), "not usable") {
+		t.Errorf("err %v, want 'not usable'", err)
+	}
+}

@@ -639,3 +639,17 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	}
 	sameRun(t, fmt.Sprintf("killed after %d, resumed", cc.Step), a, b, dirA, dirB)
 }
+
+// TestUnusableOutDirBeforeTraining: an output directory that cannot be
+// made is reported before the first iteration, not at the first
+// checkpoint.
+func TestUnusableOutDirBeforeTraining(t *testing.T) {
+	g, spec := resumeGrid(t, 8)
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	cfg := resumeConfig(80, func(*train.Config) {})
+	res, err := train.Run(context.Background(), g, cfg, train.RunOptions{EnvSpec: spec, OutDir: filepath.Join(file, "run"), CheckpointEvery: 10, EvalSamples: 100})
+	if err == nil || !strings.Contains(err.Error(), "not usable") || res != nil {
+		t.Errorf("result %v, err %v, want 'not usable' and no run", res, err)
+	}
+}

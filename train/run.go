@@ -21,6 +21,7 @@ import (
 	"github.com/gfngo/gfn/metrics"
 	"github.com/gfngo/gfn/progress"
 	"github.com/gfngo/gfn/run"
+	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/safetensors"
 )
 
@@ -153,6 +154,12 @@ func Run(ctx context.Context, env discrete.Env, cfg Config, opt RunOptions) (*Re
 	}
 	if opt.CheckpointEvery > 0 && opt.OutDir == "" {
 		return nil, fmt.Errorf("train: checkpoint interval %d needs an output directory", opt.CheckpointEvery)
+	}
+	// An unusable directory is reported now, not at the first checkpoint.
+	if opt.OutDir != "" {
+		if err := safefile.CheckDir(opt.OutDir); err != nil {
+			return nil, err
+		}
 	}
 	spec, err := json.Marshal(opt.EnvSpec)
 	if err != nil {
