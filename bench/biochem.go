@@ -191,6 +191,19 @@ func (j BiochemJob) Next() (RunStatus, []string) {
 	return RunFresh, j.Args
 }
 
+// allBiochemJobs returns the jobs of every run in o's directory: each task
+// and method with as many seeds as o or the default asks, and the jobs of
+// o it lacks.
+func allBiochemJobs(o BiochemOptions, jobs []BiochemJob) ([]BiochemJob, error) {
+	whole := o
+	whole.Methods, whole.Tasks, whole.Seeds = nil, nil, max(o.Seeds, BiochemDefaultSeeds)
+	all, err := BiochemJobs(whole)
+	if err != nil {
+		return nil, err
+	}
+	return collected(all, jobs, func(j BiochemJob) string { return j.Dir }), nil
+}
+
 // checkResume reports whether the checkpoint in the job's directory is a
 // run of this job (its task, method, seed and length), which resuming
 // would finish; a run of another length (a --quick run, say) must not be
@@ -219,13 +232,10 @@ func RunBiochem(ctx context.Context, o BiochemOptions, run Runner, log io.Writer
 	if err := safefile.CheckDir(o.Dir()); err != nil {
 		return nil, err
 	}
-	whole := o
-	whole.Methods, whole.Tasks, whole.Seeds = nil, nil, max(o.Seeds, BiochemDefaultSeeds)
-	wholeJobs, err := BiochemJobs(whole)
+	all, err := allBiochemJobs(o, jobs)
 	if err != nil {
 		return nil, err
 	}
-	all := collected(wholeJobs, jobs, func(j BiochemJob) string { return j.Dir })
 	const name = "bench biochem"
 	if o.CollectOnly {
 		n := 0

@@ -265,9 +265,7 @@ func RunDiffusion(ctx context.Context, t DiffusionTable, o DiffusionOptions, run
 		return nil, err
 	}
 	jobs := t.Jobs(o)
-	whole := o
-	whole.Methods, whole.Tasks, whole.Seeds = nil, nil, max(o.Seeds, t.Seeds)
-	all := collected(t.Jobs(whole), jobs, func(j DiffusionJob) string { return j.Dir })
+	all := t.allJobs(o, jobs)
 	name := "bench diffusion " + t.Name
 	if o.CollectOnly {
 		n := 0
@@ -309,6 +307,15 @@ func RunDiffusion(ctx context.Context, t DiffusionTable, o DiffusionOptions, run
 		return nil, err
 	}
 	return results, firstErr
+}
+
+// allJobs returns the jobs of every run of the table in its directory: the
+// table's methods and tasks with as many seeds as o or the table asks, and
+// the jobs of o it lacks.
+func (t DiffusionTable) allJobs(o DiffusionOptions, jobs []DiffusionJob) []DiffusionJob {
+	whole := o
+	whole.Methods, whole.Tasks, whole.Seeds = nil, nil, max(o.Seeds, t.Seeds)
+	return collected(t.Jobs(whole), jobs, func(j DiffusionJob) string { return j.Dir })
 }
 
 // finished reports whether dir holds a finished run of the preset with

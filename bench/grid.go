@@ -198,6 +198,21 @@ func (j GridJob) Next() (RunStatus, []string) {
 	return RunFresh, j.Args
 }
 
+// allJobs returns the jobs of every run of the table in its directory: the
+// table's methods and grids (and any other grids of o) with as many seeds
+// as o or the table asks, and the jobs of o it lacks.
+func (t GridTable) allJobs(o GridOptions, jobs []GridJob) []GridJob {
+	whole := o
+	whole.Methods, whole.Seeds = nil, max(o.Seeds, t.Seeds)
+	whole.Grids = slices.Clone(t.Grids)
+	for _, g := range o.Grids {
+		if !slices.Contains(whole.Grids, g) {
+			whole.Grids = append(whole.Grids, g)
+		}
+	}
+	return collected(t.Jobs(whole), jobs, func(j GridJob) string { return j.Dir })
+}
+
 // Runner runs one gfn command line (the CLI execs itself; tests fake it).
 type Runner func(ctx context.Context, args []string) error
 
@@ -214,15 +229,7 @@ func RunGrid(ctx context.Context, t GridTable, o GridOptions, run Runner, log io
 		return nil, err
 	}
 	jobs := t.Jobs(o)
-	whole := o
-	whole.Methods, whole.Seeds = nil, max(o.Seeds, t.Seeds)
-	whole.Grids = slices.Clone(t.Grids) // and any other grids asked for
-	for _, g := range o.Grids {
-		if !slices.Contains(whole.Grids, g) {
-			whole.Grids = append(whole.Grids, g)
-		}
-	}
-	all := collected(t.Jobs(whole), jobs, func(j GridJob) string { return j.Dir })
+	all := t.allJobs(o, jobs)
 	var todo []pendingRun
 	for _, j := range jobs {
 		if st, args := j.Next(); st != RunDone {

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gfngo/gfn/bench"
 	"github.com/gfngo/gfn/diffusion"
@@ -106,6 +107,7 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	methods := fs.String("methods", "", "comma-separated subset of the table's methods")
 	grids := fs.String("grids", "", "comma-separated subset of grids, like d2H128,d4H16")
 	collect := fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished in --out")
+	status := fs.Bool("status", false, "run nothing: list every run of the table in --out and where it stands (finished, the step its checkpoint records, not started)")
 	slurm := addSlurmFlags(fs)
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
@@ -143,6 +145,13 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 			o.Grids = append(o.Grids, bench.Grid{Dim: d, Side: h})
 		}
+	}
+	if *status {
+		rs, err := bench.GridStatus(t, o)
+		if err != nil {
+			return err
+		}
+		return bench.WriteStatus(stdout, "bench grid "+t.Name+" ("+o.Out+")", rs, time.Now())
 	}
 	if slurm.active() {
 		if o.Out, err = filepath.Abs(o.Out); err != nil {
@@ -213,6 +222,7 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	tasks := fs.String("tasks", "", "comma-separated tasks (25gmm, manywell; default the table's)")
 	preset := fs.String("preset", "paper", "training settings: paper (reproduces the paper's table) or reference (the released code)")
 	collect := fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished")
+	status := fs.Bool("status", false, "run nothing: list every run of the table in --out and where it stands (finished, the step its checkpoint records, not started)")
 	slurm := addSlurmFlags(fs)
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
@@ -249,6 +259,13 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 			}
 			o.Tasks = append(o.Tasks, k)
 		}
+	}
+	if *status {
+		rs, err := bench.DiffusionStatus(t, o)
+		if err != nil {
+			return usageError{err}
+		}
+		return bench.WriteStatus(stdout, "bench diffusion "+t.Name+" ("+o.Dir(t)+")", rs, time.Now())
 	}
 	if slurm.active() {
 		if o.Out, err = filepath.Abs(o.Out); err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gfngo/gfn/bench"
 	"github.com/gfngo/gfn/biochem"
@@ -40,6 +41,7 @@ func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Write
 	out := fs.String("out", filepath.Join("runs", "bench-biochem"), "root output directory: the runs and results go to <out>/biochem")
 	ckEvery := fs.Int("checkpoint-every", bench.BiochemCheckpointEvery, "rounds between a run's checkpoints (0 = only at the end)")
 	collect := fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished")
+	status := fs.Bool("status", false, "run nothing: list every run of the table in --out and where it stands (finished, the step its checkpoint records, not started)")
 	slurm := addSlurmFlags(fs)
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
@@ -69,6 +71,13 @@ func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Write
 			return usagef("method %q is unknown (allowed: %s)", m, strings.Join(bench.BiochemMethods, ", "))
 		}
 		o.Methods = append(o.Methods, m)
+	}
+	if *status {
+		rs, err := bench.BiochemStatus(o)
+		if err != nil {
+			return usageError{err}
+		}
+		return bench.WriteStatus(stdout, "bench biochem ("+o.Dir()+")", rs, time.Now())
 	}
 	if slurm.active() {
 		var err error

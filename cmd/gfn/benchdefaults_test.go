@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,6 +45,31 @@ func TestBenchBiochemTasksAlias(t *testing.T) {
 		err := run(context.Background(), []string{"bench", "biochem", flag, "chess", "--collect-only", "--out", t.TempDir()}, &stdout, &stderr)
 		if err == nil || !strings.Contains(err.Error(), `task "chess" is unknown`) {
 			t.Errorf("bench biochem %s chess: %v", flag, err)
+		}
+	}
+}
+
+// --status lists a table's runs and runs nothing.
+func TestBenchStatus(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"grid", "--table", "multi", "--seeds", "1"}, "bench grid multi (%s): 9 runs, 0 finished (0.0s of wall time), 0 with a checkpoint (interrupted or running), 9 not started"},
+		{[]string{"diffusion", "--seeds", "1"}, "bench diffusion main (%s/main): 16 runs, 0 finished"},
+		{[]string{"biochem", "--seeds", "1"}, "bench biochem (%s/biochem): 24 runs, 0 finished"},
+	} {
+		dir := t.TempDir()
+		var stdout, stderr bytes.Buffer
+		args := append(append([]string{"bench"}, c.args...), "--status", "--out", dir)
+		if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+			t.Fatalf("gfn %v: %v\n%s", args, err, stderr.String())
+		}
+		if want := fmt.Sprintf(c.want, dir); !strings.HasPrefix(stdout.String(), want) || !strings.Contains(stdout.String(), "seed 0  not started") {
+			t.Errorf("gfn %v:\n%s\nwant it to start with %q", args, stdout.String(), want)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+			t.Errorf("gfn %v wrote %d entries into %s", args, len(ents), dir)
 		}
 	}
 }
