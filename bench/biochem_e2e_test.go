@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -34,7 +33,7 @@ func gfnBinary(t *testing.T) string {
 			return
 		}
 		gfnBuild.bin = filepath.Join(gfnBuild.dir, "gfn")
-		build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", gfnBuild.bin, "../cmd/gfn")
+		build := exec.Command("go", "build", "-o", gfnBuild.bin, "../cmd/gfn")
 		gfnBuild.out, gfnBuild.err = build.CombinedOutput()
 	})
 	if gfnBuild.err != nil {

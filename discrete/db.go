@@ -16,8 +16,7 @@ import (
 // log F(x) = log R(x) at terminal states. The model must have that extra
 // head (NewMLPModelHeads with extra = 1).
 type DB struct {
-	rows   []int32 // scratch: source row and next row of each transition
-	next   []int32
+	next   []int32   // scratch: the next row of each transition
 	target []float64 // log F(s') where s' is terminal
 	logPB  []float64
 	states []int32

@@ -21,7 +21,6 @@ type gafnState struct {
 	target, pred *nn.MLP
 	feat         discrete.Featurizer // the environment's, as the policies'
 	ri           []float64           // intrinsic reward of each transition's child
-	rows         []int32             // all states of the batch: sources then finals
 	mask         []bool
 	narrow, logp nn.Matrix
 	grad         discrete.HeadGrad

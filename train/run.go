@@ -443,7 +443,6 @@ func (r *runner) run() (*Result, error) {
 	if len(res.Curve) == 0 {
 		r.point()
 	}
-	lastLoss := math.NaN()
 	for !t.Done() {
 		if err := r.ctx.Err(); err != nil {
 			if opt.CheckpointEvery > 0 && r.checkpointed != t.Step {
@@ -465,7 +464,6 @@ func (r *runner) run() (*Result, error) {
 			r.tLoss += it.TeacherLoss
 		}
 		r.nLoss++
-		lastLoss = it.StudentLoss
 		if t.Step%r.every == 0 || t.Done() {
 			r.point()
 		}
@@ -480,7 +478,7 @@ func (r *runner) run() (*Result, error) {
 			}
 		}
 		if bar != nil {
-			bar.Update(t.Step, fmt.Sprintf("modes %d | loss %.3g | logZ %.3f", len(t.ModesFound), lastLoss, it.StudentLogZ))
+			bar.Update(t.Step, fmt.Sprintf("modes %d | loss %.3g | logZ %.3f", len(t.ModesFound), it.StudentLoss, it.StudentLogZ))
 		}
 	}
 	if bar != nil {

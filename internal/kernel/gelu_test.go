@@ -278,7 +278,7 @@ func TestGELUSpecial(t *testing.T) {
 	inf := float32(math.Inf(1))
 	for _, be := range Available() {
 		prev := Use(be)
-		in := []float32{nan, inf, -inf, 1e30, -1e30, 16, -16, 20, -20, 0, -0.0, 1e-40, -1e-40, 5, -5}
+		in := []float32{nan, inf, -inf, 1e30, -1e30, 16, -16, 20, -20, 0, float32(math.Copysign(0, -1)), 1e-40, -1e-40, 5, -5}
 		for len(in) < 37 {
 			in = append(in, nan)
 		}

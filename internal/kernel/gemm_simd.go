@@ -256,7 +256,8 @@ func blocked(mk microKernel, s *scratch, transA, transB bool, lo, hi, jlo, jhi, 
 						}
 						mk.few(valid, kc, a, off, rs, ps, bp, ldbp, tile, 0, nr, 0)
 					} else {
-						ap, stride := &a[0], lda
+						var ap *float32
+						stride := lda
 						if r0 < inPlace {
 							ap = &a[p0*lda+i0+r0]
 						} else {
