@@ -291,6 +291,12 @@ func sampleDiffusion(dir string, n int, seed uint64, out string, stdout, stderr 
 	if err != nil {
 		return err
 	}
+	return writeDiffusionSamples(t, e, n, seed, out, stdout, stderr)
+}
+
+// writeDiffusionSamples writes n Student samples of t as CSV: x1..xd,
+// log_reward.
+func writeDiffusionSamples(t *diffusion.Trainer, e energy.Energy, n int, seed uint64, out string, stdout, stderr io.Writer) error {
 	var s diffusion.Sampler
 	var b diffusion.Batch
 	s.Forward(t.Proc, t.Student.Net, n, diffusion.SampleOptions{}, rand.New(rand.NewPCG(seed, 0x5a)), &b)
@@ -318,14 +324,7 @@ func sampleDiffusion(dir string, n int, seed uint64, out string, stdout, stderr 
 		cw.Flush()
 		return cw.Error()
 	}
-	if out == "" {
-		return write(stdout)
-	}
-	if err := safefile.Write(out, write); err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "wrote %d samples to %s\n", n, out)
-	return nil
+	return emitCSV(out, n, write, stdout, stderr)
 }
 
 // evalDiffusion prints the Student's (and Teacher's) ELBO, ELBO-IS, EUBO

@@ -318,8 +318,8 @@ func flagGiven(fs *flag.FlagSet, name string) bool {
 	return given
 }
 
-// notRewardCmd refuses a reward program's run for gfn sample and gfn eval,
-// which do not run programs.
+// notRewardCmd refuses a reward program's run for gfn eval, which does not
+// run programs.
 func notRewardCmd(command, dir string) error {
 	if dir == "" {
 		return nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -119,6 +120,30 @@ func TestRewardCmdSeqResume(t *testing.T) {
 	if r := readReward(t, dir); r.Command != helperCmd("ok") || r.Kind != rewardcmd.Sequence || r.Length != 6 || strings.Join(r.Alphabet, "") != "ACGT" {
 		t.Errorf("reward.json after the resume: %+v", r)
 	}
+	rows := sampleRows(t, "sample", "--checkpoint", dir, "-n", "10")
+	if strings.Join(rows[0], ",") != "sequence,log_reward" || len(rows) != 11 {
+		t.Fatalf("sample CSV header %v, %d rows", rows[0], len(rows))
+	}
+	for _, r := range rows[1:] {
+		lr, err := strconv.ParseFloat(r[1], 64)
+		if len(r[0]) != 6 || strings.Trim(r[0], "ACGT") != "" || err != nil || lr != float64(strings.Count(r[0], "G"))/2-1 {
+			t.Errorf("sample row %v: not a 6-mer over ACGT with the program's log-reward", r)
+		}
+	}
+}
+
+// sampleRows runs gfn with args and reads its standard output as CSV.
+func sampleRows(t *testing.T, args ...string) [][]string {
+	t.Helper()
+	out, _, err := runCLI(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("gfn %v: %v, %d rows:\n%s", args, err, len(rows), out)
+	}
+	return rows
 }
 
 // TestRewardCmdPointsResume: the program exits at batch 6; the diffusion
@@ -143,6 +168,20 @@ func TestRewardCmdPointsResume(t *testing.T) {
 	wantAll(t, "resumed output", out, "iterations 12", "reward.json")
 	if strings.Contains(out, "samples.png") {
 		t.Errorf("figures drawn without --figures:\n%s", out)
+	}
+	rows := sampleRows(t, "sample", "--checkpoint", dir, "-n", "10")
+	if strings.Join(rows[0], ",") != "x1,x2,x3,log_reward" || len(rows) != 11 {
+		t.Fatalf("sample CSV header %v, %d rows", rows[0], len(rows))
+	}
+	for _, r := range rows[1:] {
+		want := 0.0
+		for _, s := range r[:3] {
+			v, _ := strconv.ParseFloat(s, 32)
+			want -= v * v / 2
+		}
+		if lr, err := strconv.ParseFloat(r[3], 64); err != nil || math.Abs(lr-want) > 1e-9*math.Max(1, -want) {
+			t.Errorf("sample row %v: log-reward is not the program's -|x|²/2 = %v", r, want)
+		}
 	}
 }
 
@@ -171,8 +210,23 @@ func TestRewardCmdGrid(t *testing.T) {
 	if strings.Contains(out, "modes found") {
 		t.Errorf("a custom grid reports modes:\n%s", out)
 	}
-	if _, _, err := runCLI("sample", "--checkpoint", dir); err == nil || !strings.Contains(err.Error(), "gfn sample does not run reward programs") {
-		t.Errorf("gfn sample of a reward program's run: %v", err)
+	// gfn sample starts the recorded program to score the samples.
+	rows := sampleRows(t, "sample", "--checkpoint", dir, "-n", "20", "--seed", "1")
+	if strings.Join(rows[0], ",") != "x1,x2,log_reward" || len(rows) != 21 {
+		t.Fatalf("sample CSV header %v, %d rows", rows[0], len(rows))
+	}
+	for _, r := range rows[1:] {
+		x1, _ := strconv.Atoi(r[0])
+		x2, _ := strconv.Atoi(r[1])
+		if lr, err := strconv.ParseFloat(r[2], 64); err != nil || lr != float64(x1+2*x2)/4 {
+			t.Errorf("sample row %v: log-reward is not the program's (x1 + 2 x2)/4", r)
+		}
+	}
+	if _, _, err := runCLI("sample", "--checkpoint", dir, "--reward-cmd", helperCmd("nan@1")); err == nil || !strings.Contains(err.Error(), "NaN") {
+		t.Errorf("gfn sample --reward-cmd with a failing program: %v", err)
+	}
+	if _, _, err := runCLI("eval", "--checkpoint", dir); err == nil || !strings.Contains(err.Error(), "gfn eval does not run reward programs") {
+		t.Errorf("gfn eval of a reward program's run: %v", err)
 	}
 	cc, err := train.ReadCheckpoint(dir)
 	if err != nil {

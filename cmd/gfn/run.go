@@ -46,7 +46,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "train":
 		return runTrain(ctx, rest, stdout, stderr)
 	case "sample":
-		return runSample(rest, stdout, stderr)
+		return runSample(ctx, rest, stdout, stderr)
 	case "eval":
 		return runEval(rest, stdout, stderr)
 	case "bench":

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -30,12 +31,13 @@ func loadCheckpoint(dir string) (*train.Trainer, error) {
 	return t, err
 }
 
-func runSample(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("sample", "Draw samples from the Student of a checkpoint and write them as CSV\n(one row per sample: the terminal state's coordinates and its log-reward).")
+func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sample", "Draw samples from the Student of a checkpoint and write them as CSV, one row per sample: a grid's\nterminal coordinates, a diffusion sampler's x1..xd or a sequence (with its raw score and whether\nit is a mode), and its log-reward. A reward program's run starts its program to score them.")
 	dir := fs.String("checkpoint", "", "checkpoint directory written by gfn train (required)")
 	n := fs.Int("n", 1000, "number of samples (>= 1)")
 	out := fs.String("out", "", "output CSV file (default: standard output)")
 	seed := fs.Uint64("seed", 0, "random seed")
+	command := fs.String("reward-cmd", "", "a reward program's run: the command that scores the samples (default: the one the run recorded)")
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
@@ -45,8 +47,16 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 	if *n < 1 {
 		return usagef("n %d must be at least 1", *n)
 	}
-	if err := notRewardCmd("sample", *dir); err != nil {
-		return err
+	if *dir != "" {
+		if rec, err := readRewardRecord(*dir); err == nil {
+			if *command != "" {
+				rec.Command = *command
+			}
+			return sampleRewardProgram(ctx, *dir, rec, *n, *seed, *out, stdout, stderr)
+		}
+	}
+	if *command != "" {
+		return usagef("--reward-cmd is for the runs of reward programs; %s is a built-in task's", *dir)
 	}
 	if *dir != "" && isDiffusionCheckpoint(*dir) {
 		return sampleDiffusion(*dir, *n, *seed, *out, stdout, stderr)
@@ -58,20 +68,31 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	t.Reseed(*seed)
-	xs := t.Sample(*n)
-	logR := make([]float64, *n)
-	if err := t.Env.LogReward(xs, *n, logR); err != nil {
+	return writeGridSamples(t, *n, *seed, *out, stdout, stderr)
+}
+
+// writeGridSamples writes n Student samples of t as CSV: the terminal
+// state's coordinates and its log-reward.
+func writeGridSamples(t *train.Trainer, n int, seed uint64, out string, stdout, stderr io.Writer) error {
+	t.Reseed(seed)
+	xs := t.Sample(n)
+	logR := make([]float64, n)
+	if err := t.Env.LogReward(xs, n, logR); err != nil {
 		return err
 	}
-	write := func(w io.Writer) error { return writeSamples(w, t.Env, xs, logR) }
-	if *out == "" {
+	return emitCSV(out, n, func(w io.Writer) error { return writeSamples(w, t.Env, xs, logR) }, stdout, stderr)
+}
+
+// emitCSV writes the n samples of write to standard output or, atomically,
+// to the file out.
+func emitCSV(out string, n int, write func(io.Writer) error, stdout, stderr io.Writer) error {
+	if out == "" {
 		return write(stdout)
 	}
-	if err := safefile.Write(*out, write); err != nil {
+	if err := safefile.Write(out, write); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "wrote %d samples to %s\n", *n, *out)
+	fmt.Fprintf(stderr, "wrote %d samples to %s\n", n, out)
 	return nil
 }
 

@@ -256,6 +256,21 @@ func sampleSeq(dir string, n int, seed uint64, out string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
+	return writeSeqSamples(t, task, n, seed, out, stdout, stderr)
+}
+
+// scoredTask is a sequence task with raw scores and modes, as the
+// built-in ones.
+type scoredTask interface {
+	Score(xs []int32, n int, out []float64) error
+	Decode(x []int32) string
+	IsMode(x []int32) bool
+}
+
+// writeSeqSamples writes n Student samples of t as CSV: the sequence, its
+// raw score, log R and whether it is a mode, or for a task that is not a
+// scoredTask (a reward program's) the sequence and log R.
+func writeSeqSamples(t *seqtrain.Trainer, task seqtrain.Task, n int, seed uint64, out string, stdout, stderr io.Writer) error {
 	var s discrete.Sampler
 	var tr discrete.Trajectories
 	s.Env = t.Env
@@ -270,31 +285,41 @@ func sampleSeq(dir string, n int, seed uint64, out string, stdout, stderr io.Wri
 		}
 	}
 	score, logR := make([]float64, n), make([]float64, n)
-	if err := task.Score(xs, n, score); err != nil {
-		return err
+	scored, _ := task.(scoredTask)
+	if scored != nil {
+		if err := scored.Score(xs, n, score); err != nil {
+			return err
+		}
 	}
 	if err := task.LogReward(xs, n, logR); err != nil {
 		return err
 	}
+	alphabet := task.Alphabet()
 	write := func(wr io.Writer) error {
 		cw := csv.NewWriter(wr)
-		cw.Write([]string{"sequence", "score", "log_reward", "mode"})
+		if scored != nil {
+			cw.Write([]string{"sequence", "score", "log_reward", "mode"})
+		} else {
+			cw.Write([]string{"sequence", "log_reward"})
+		}
+		var seq strings.Builder
 		for r := range n {
 			x := xs[r*L : (r+1)*L]
-			cw.Write([]string{task.Decode(x), strconv.FormatFloat(score[r], 'g', -1, 64),
-				strconv.FormatFloat(logR[r], 'g', -1, 64), strconv.FormatBool(task.IsMode(x))})
+			lr := strconv.FormatFloat(logR[r], 'g', -1, 64)
+			if scored != nil {
+				cw.Write([]string{scored.Decode(x), strconv.FormatFloat(score[r], 'g', -1, 64), lr, strconv.FormatBool(scored.IsMode(x))})
+				continue
+			}
+			seq.Reset()
+			for _, tok := range x {
+				seq.WriteString(alphabet[tok])
+			}
+			cw.Write([]string{seq.String(), lr})
 		}
 		cw.Flush()
 		return cw.Error()
 	}
-	if out == "" {
-		return write(stdout)
-	}
-	if err := safefile.Write(out, write); err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "wrote %d samples to %s\n", n, out)
-	return nil
+	return emitCSV(out, n, write, stdout, stderr)
 }
 
 // runReward prints the raw score and the reward of sequences of a task.
