@@ -334,6 +334,13 @@ func evalDiffusion(dir string, n int, seed uint64, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return reportDiffusion(t, e, n, seed, stdout)
+}
+
+// reportDiffusion prints the Student's (and Teacher's) ELBO, ELBO-IS,
+// EUBO and W2 on n fresh and n exact samples as JSON; without exact
+// samples (an energy that is not an energy.Sampler), EUBO and W2 are null.
+func reportDiffusion(t *diffusion.Trainer, e energy.Energy, n int, seed uint64, stdout io.Writer) error {
 	rng := rand.New(rand.NewPCG(seed, 0xe7a1))
 	exact := diffusion.ExactSamples(e, n, rng)
 	var ev diffusion.Evaluator
@@ -344,6 +351,7 @@ func evalDiffusion(dir string, n int, seed uint64, stdout io.Writer) error {
 		Teacher  *diffusion.Metrics `json:"teacher,omitempty"`
 		TrueLogZ *float64           `json:"true_log_z,omitempty"`
 	}{Task: fmt.Sprint(e), Step: t.Step}
+	var err error
 	if rep.Student, _, err = ev.Evaluate(e, t.Proc, t.Student, n, exact, rng); err != nil {
 		return err
 	}

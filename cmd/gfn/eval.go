@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/metrics"
+	"github.com/gfngo/gfn/train"
 )
 
 // evalReport is what gfn eval prints.
@@ -39,12 +41,13 @@ func defaultEvalSamples(dir string) int {
 	return 100000
 }
 
-func runEval(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("eval", "Evaluate a checkpoint and print JSON. Grid: exact distances of the Student (and Teacher)\nterminating distribution to the target where the state space can be enumerated, and the\nempirical L1 of fresh Student samples. Diffusion: ELBO, ELBO-IS, EUBO and W2 on --samples\nfresh and exact samples. Sequences: modes, ELBO, log Z estimate, EUBO and the correlation\nof log P_F with log R on --samples fresh and target samples.")
+func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("eval", "Evaluate a checkpoint and print JSON. Grid: exact distances of the Student (and Teacher)\nterminating distribution to the target where the state space can be enumerated, and the\nempirical L1 of fresh Student samples. Diffusion: ELBO, ELBO-IS, EUBO and W2 on --samples\nfresh and exact samples. Sequences: modes, ELBO, log Z estimate, EUBO and the correlation\nof log P_F with log R on --samples fresh and target samples. A reward program's run starts its\nprogram; metrics that need exact or target samples are then left out.")
 	dir := fs.String("checkpoint", "", "checkpoint directory written by gfn train (required)")
 	n := fs.Int("samples", 100000, "fresh Student samples: for a grid checkpoint's empirical L1 (0 = skip), or of a diffusion or sequence evaluation, with as many exact or target samples (unless set: 10000 and 2048, training's final evaluation)")
 	seed := fs.Uint64("seed", 0, "random seed for sampling")
 	figures := fs.Bool("figures", false, "diffusion checkpoints: redraw samples.png and curves.png from the checkpoint instead")
+	command := fs.String("reward-cmd", "", "a reward program's run: the command that scores the samples (default: the one the run recorded)")
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
@@ -59,8 +62,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if !set {
 		*n = defaultEvalSamples(*dir)
 	}
-	if err := notRewardCmd("eval", *dir); err != nil {
-		return err
+	rec, recErr := readRewardRecord(*dir)
+	if *dir != "" && recErr == nil && *figures {
+		return usagef("--figures does not run reward programs: the run's own figures are in %s", *dir)
 	}
 	if *dir != "" && isDiffusionCheckpoint(*dir) && *figures {
 		_, e, err := loadDiffusion(*dir)
@@ -73,11 +77,8 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "wrote %s: samples.png, curves.png\n", *dir)
 		return nil
 	}
-	if *dir != "" && isDiffusionCheckpoint(*dir) {
-		if *n < 1 {
-			return usagef("samples %d must be >= 1 for a diffusion checkpoint", *n)
-		}
-		return evalDiffusion(*dir, *n, *seed, stdout)
+	if *dir != "" && isDiffusionCheckpoint(*dir) && *n < 1 {
+		return usagef("samples %d must be >= 1 for a diffusion checkpoint", *n)
 	}
 	if *dir != "" && isSeqCheckpoint(*dir) {
 		if *figures {
@@ -86,13 +87,34 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		if *n < 1 {
 			return usagef("samples %d must be >= 1 for a sequence checkpoint", *n)
 		}
+	}
+	if *dir != "" && recErr == nil {
+		if *command != "" {
+			rec.Command = *command
+		}
+		return evalRewardProgram(ctx, *dir, rec, *n, *seed, stdout, stderr)
+	}
+	if *command != "" {
+		return usagef("--reward-cmd is for the runs of reward programs; %s is a built-in task's", *dir)
+	}
+	if *dir != "" && isDiffusionCheckpoint(*dir) {
+		return evalDiffusion(*dir, *n, *seed, stdout)
+	}
+	if *dir != "" && isSeqCheckpoint(*dir) {
 		return evalSeq(*dir, *n, *seed, stdout)
 	}
 	t, err := loadCheckpoint(*dir)
 	if err != nil {
 		return err
 	}
-	t.Reseed(*seed)
+	return reportGrid(t, *n, *seed, stdout)
+}
+
+// reportGrid prints the evaluation of a grid trainer as JSON: exact
+// distances where the grid can be enumerated, the empirical L1 of n fresh
+// samples (none if n is 0).
+func reportGrid(t *train.Trainer, n int, seed uint64, stdout io.Writer) error {
+	t.Reseed(seed)
 	rep := evalReport{Env: fmt.Sprint(t.Env), Step: t.Step, StudentLogZ: t.Student.LogZEstimate(t.Env), ModesFound: len(t.ModesFound)}
 	enum, ok := t.Env.(metrics.Enumerable)
 	if !ok {
@@ -118,13 +140,13 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 			d := metrics.Compare(p, target)
 			rep.TeacherExact = &d
 		}
-		if *n > 0 {
-			emp, err := metrics.Empirical(enum, t.Sample(*n), *n)
+		if n > 0 {
+			emp, err := metrics.Empirical(enum, t.Sample(n), n)
 			if err != nil {
 				return err
 			}
 			l1 := metrics.Compare(emp, target).L1
-			rep.EmpiricalL1, rep.Samples = &l1, *n
+			rep.EmpiricalL1, rep.Samples = &l1, n
 		}
 	}
 	b, err := json.MarshalIndent(rep, "", "  ")

@@ -317,16 +317,3 @@ func flagGiven(fs *flag.FlagSet, name string) bool {
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
 	return given
 }
-
-// notRewardCmd refuses a reward program's run for gfn eval, which does not
-// run programs.
-func notRewardCmd(command, dir string) error {
-	if dir == "" {
-		return nil
-	}
-	rec, err := readRewardRecord(dir)
-	if err != nil {
-		return nil
-	}
-	return fmt.Errorf("the run in %s takes its rewards from the program %q, and gfn %s does not run reward programs (the run's metrics.csv and summary.json hold its evaluation)", dir, rec.Command, command)
-}

@@ -120,6 +120,19 @@ func TestRewardCmdSeqResume(t *testing.T) {
 	if r := readReward(t, dir); r.Command != helperCmd("ok") || r.Kind != rewardcmd.Sequence || r.Length != 6 || strings.Join(r.Alphabet, "") != "ACGT" {
 		t.Errorf("reward.json after the resume: %+v", r)
 	}
+	ev, _, err := runCLI("eval", "--checkpoint", dir, "--samples", "64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Task    string
+		Round   int
+		Student map[string]*float64
+	}
+	if err := json.Unmarshal([]byte(ev), &rep); err != nil || rep.Task != "seq" || rep.Round != 12 ||
+		rep.Student["elbo"] == nil || rep.Student["log_z_est"] == nil || rep.Student["eubo"] != nil || *rep.Student["samples"] != 64 {
+		t.Errorf("gfn eval of a reward program's sequence run (ELBO, no EUBO without targets): %v\n%s", err, ev)
+	}
 	rows := sampleRows(t, "sample", "--checkpoint", dir, "-n", "10")
 	if strings.Join(rows[0], ",") != "sequence,log_reward" || len(rows) != 11 {
 		t.Fatalf("sample CSV header %v, %d rows", rows[0], len(rows))
@@ -168,6 +181,21 @@ func TestRewardCmdPointsResume(t *testing.T) {
 	wantAll(t, "resumed output", out, "iterations 12", "reward.json")
 	if strings.Contains(out, "samples.png") {
 		t.Errorf("figures drawn without --figures:\n%s", out)
+	}
+	ev, _, err := runCLI("eval", "--checkpoint", dir, "--samples", "64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Step    int
+		Student map[string]*float64
+	}
+	if err := json.Unmarshal([]byte(ev), &rep); err != nil || rep.Step != 12 || rep.Student["elbo"] == nil || rep.Student["elbo_is"] == nil ||
+		rep.Student["eubo"] != nil || rep.Student["w2"] != nil {
+		t.Errorf("gfn eval of a reward program's points run (ELBO, no EUBO or W2 without exact samples): %v\n%s", err, ev)
+	}
+	if _, _, err := runCLI("eval", "--checkpoint", dir, "--figures"); err == nil || !strings.Contains(err.Error(), "does not run reward programs") {
+		t.Errorf("gfn eval --figures of a reward program's run: %v", err)
 	}
 	rows := sampleRows(t, "sample", "--checkpoint", dir, "-n", "10")
 	if strings.Join(rows[0], ",") != "x1,x2,x3,log_reward" || len(rows) != 11 {
@@ -225,8 +253,15 @@ func TestRewardCmdGrid(t *testing.T) {
 	if _, _, err := runCLI("sample", "--checkpoint", dir, "--reward-cmd", helperCmd("nan@1")); err == nil || !strings.Contains(err.Error(), "NaN") {
 		t.Errorf("gfn sample --reward-cmd with a failing program: %v", err)
 	}
-	if _, _, err := runCLI("eval", "--checkpoint", dir); err == nil || !strings.Contains(err.Error(), "gfn eval does not run reward programs") {
-		t.Errorf("gfn eval of a reward program's run: %v", err)
+	// gfn eval too: the exact target from the program's rewards.
+	ev, _, err := runCLI("eval", "--checkpoint", dir, "--samples", "500")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep evalReport
+	if err := json.Unmarshal([]byte(ev), &rep); err != nil || rep.TrueLogZ == nil || math.Abs(*rep.TrueLogZ-math.Log(z)) > 1e-9 ||
+		rep.StudentExact == nil || rep.Samples != 500 {
+		t.Errorf("gfn eval of a reward program's grid run: %v\n%s", err, ev)
 	}
 	cc, err := train.ReadCheckpoint(dir)
 	if err != nil {

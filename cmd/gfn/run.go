@@ -48,7 +48,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "sample":
 		return runSample(ctx, rest, stdout, stderr)
 	case "eval":
-		return runEval(rest, stdout, stderr)
+		return runEval(ctx, rest, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, stdout, stderr)
 	case "reward":

@@ -229,9 +229,19 @@ func evalSeq(dir string, n int, seed uint64, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return reportSeq(t, task, task.Name(), n, seed, stdout)
+}
+
+// reportSeq prints the evaluation of training of a sequence trainer on n
+// fresh samples, and as many target samples if the task is a Targeter, as
+// JSON.
+func reportSeq(t *seqtrain.Trainer, task seqtrain.Task, name string, n int, seed uint64, stdout io.Writer) error {
 	var targets []int32
-	if targets, err = task.TargetSamples(n, rand.New(rand.NewPCG(seed, 0xe8ac7))); err != nil {
-		return err
+	if tg, ok := task.(seqtrain.Targeter); ok {
+		var err error
+		if targets, err = tg.TargetSamples(n, rand.New(rand.NewPCG(seed, 0xe8ac7))); err != nil {
+			return err
+		}
 	}
 	var ev seqtrain.Evaluator
 	m, err := ev.Evaluate(t, n, targets, rand.New(rand.NewPCG(seed, 0x5a)))
@@ -242,7 +252,7 @@ func evalSeq(dir string, n int, seed uint64, stdout io.Writer) error {
 		Task    string           `json:"task"`
 		Round   int              `json:"round"`
 		Student seqtrain.Metrics `json:"student"`
-	}{task.Name(), t.Round, m}
+	}{name, t.Round, m}
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
