@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -57,9 +56,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *n < 0 {
 		return usagef("samples %d must be >= 0", *n)
 	}
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "samples" })
-	if !set {
+	if !flagGiven(fs, "samples") {
 		*n = defaultEvalSamples(*dir)
 	}
 	rec, recErr := readRewardRecord(*dir)
