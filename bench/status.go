@@ -18,9 +18,10 @@ import (
 
 // RunState is where one run of a table stands, read from its directory.
 type RunState struct {
-	// Run labels the run ("25gmm teacher seed 1"); Dir is its directory.
-	Run, Dir string
-	Seed     int
+	// Run labels the run ("25gmm teacher seed 1"), Kind without its seed
+	// ("25gmm teacher"); Dir is its directory.
+	Run, Kind, Dir string
+	Seed           int
 	// Status is what the directory calls for: done (summary.json),
 	// resume (a checkpoint and no summary) or fresh (nothing usable).
 	Status RunStatus
@@ -45,7 +46,7 @@ func DiffusionStatus(t DiffusionTable, o DiffusionOptions) ([]RunState, error) {
 	var rs []RunState
 	for _, j := range t.allJobs(o, t.Jobs(o)) {
 		st, _ := j.Next()
-		r := runState(fmt.Sprintf("%s %s seed %d", j.Task, j.Method, j.Seed), j.Dir, j.Seed, st, diffusion.CheckpointFile)
+		r := runState(fmt.Sprintf("%s %s", j.Task, j.Method), j.Dir, j.Seed, st, diffusion.CheckpointFile)
 		if st == RunResume {
 			r.Unit, r.Done = "iteration", -1
 			if _, _, cfg, step, err := diffusion.ReadState(j.Dir); err == nil {
@@ -63,7 +64,7 @@ func GridStatus(t GridTable, o GridOptions) ([]RunState, error) {
 	var rs []RunState
 	for _, j := range t.allJobs(o, t.Jobs(o)) {
 		st, _ := j.Next()
-		r := runState(fmt.Sprintf("%s %v seed %d", j.Method, j.Grid, j.Seed), j.Dir, j.Seed, st, train.CheckpointFile)
+		r := runState(fmt.Sprintf("%s %v", j.Method, j.Grid), j.Dir, j.Seed, st, train.CheckpointFile)
 		if st == RunResume {
 			r.Unit, r.Done = "reward call", -1
 			if cc, err := train.ReadCheckpoint(j.Dir); err == nil {
@@ -88,7 +89,7 @@ func BiochemStatus(o BiochemOptions) ([]RunState, error) {
 	var rs []RunState
 	for _, j := range all {
 		st, _ := j.Next()
-		r := runState(fmt.Sprintf("%s %s seed %d", j.Task, j.Method, j.Seed), j.Dir, j.Seed, st, seqtrain.CheckpointFile)
+		r := runState(fmt.Sprintf("%s %s", j.Task, j.Method), j.Dir, j.Seed, st, seqtrain.CheckpointFile)
 		if st == RunResume {
 			r.Unit, r.Done = "round", -1
 			if _, cfg, round, err := seqtrain.ReadState(j.Dir); err == nil {
@@ -111,8 +112,8 @@ func asked(rs []RunState, seeds int) []RunState {
 
 // runState reads what the three kinds of run share: the summary's wall
 // time and the times of the last writes.
-func runState(run, dir string, seed int, st RunStatus, checkpoint string) RunState {
-	r := RunState{Run: run, Dir: dir, Seed: seed, Status: st}
+func runState(kind, dir string, seed int, st RunStatus, checkpoint string) RunState {
+	r := RunState{Run: fmt.Sprintf("%s seed %d", kind, seed), Kind: kind, Dir: dir, Seed: seed, Status: st}
 	for _, f := range []string{"summary.json", checkpoint} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err == nil && fi.ModTime().After(r.Updated) {
 			r.Updated = fi.ModTime()
@@ -129,29 +130,68 @@ func runState(run, dir string, seed int, st RunStatus, checkpoint string) RunSta
 	return r
 }
 
+// Left estimates the wall time the unfinished run r still needs from the
+// mean wall time of the finished runs of its kind (other seeds), scaled
+// by the share its checkpoint has left; ok is false without such runs.
+func Left(r RunState, rs []RunState) (seconds float64, ok bool) {
+	var sum float64
+	n := 0
+	for _, f := range rs {
+		if f.Status == RunDone && f.Kind == r.Kind {
+			sum += f.WallSeconds
+			n++
+		}
+	}
+	if n == 0 || r.Status == RunDone {
+		return 0, n > 0
+	}
+	left := 1.0
+	if r.Status == RunResume && r.Done >= 0 && r.Total > 0 {
+		left = max(0, 1-float64(r.Done)/float64(r.Total))
+	}
+	return sum / float64(n) * left, true
+}
+
 // WriteStatus writes a table's runs, one line each, after a count of
-// finished, interrupted (or running) and unstarted runs; now dates the
-// last writes.
+// finished, interrupted (or running) and unstarted runs and an estimate of
+// the wall time left (Left, summed); now dates the last writes.
 func WriteStatus(w io.Writer, name string, rs []RunState, now time.Time) error {
-	var done, resume, fresh int
-	var wall float64
+	var done, resume, fresh, unknown int
+	var wall, left float64
 	for _, r := range rs {
 		switch r.Status {
 		case RunDone:
 			done++
 			wall += r.WallSeconds
+			continue
 		case RunResume:
 			resume++
 		default:
 			fresh++
 		}
+		if l, ok := Left(r, rs); ok {
+			left += l
+		} else {
+			unknown++
+		}
 	}
+	dur := func(s float64) string { return progress.Duration(time.Duration(s * float64(time.Second))) }
 	fmt.Fprintf(w, "%s: %d runs, %d finished (%s of wall time), %d with a checkpoint (interrupted or running), %d not started\n",
-		name, len(rs), done, progress.Duration(time.Duration(wall*float64(time.Second))), resume, fresh)
+		name, len(rs), done, dur(wall), resume, fresh)
+	if done < len(rs) {
+		fmt.Fprintf(w, "left: about %s of one lane's wall time by the finished runs of the same kind", dur(left))
+		if unknown > 0 {
+			fmt.Fprintf(w, ", and %d runs of kinds none has finished", unknown)
+		}
+		fmt.Fprintln(w)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "run\tstatus\tprogress\tlast write")
+	fmt.Fprintln(tw, "run\tstatus\tprogress\tleft (est.)\tlast write")
 	for _, r := range rs {
-		status, prog, last := "not started", "", ""
+		status, prog, last, est := "not started", "", "", ""
+		if l, ok := Left(r, rs); ok && r.Status != RunDone {
+			est = dur(l)
+		}
 		if !r.Updated.IsZero() {
 			last = progress.Duration(now.Sub(r.Updated).Round(time.Second)) + " ago"
 		}
@@ -164,7 +204,7 @@ func WriteStatus(w io.Writer, name string, rs []RunState, now time.Time) error {
 				prog = fmt.Sprintf("%s %d of %d (%.0f%%)", r.Unit, r.Done, r.Total, 100*float64(r.Done)/float64(r.Total))
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Run, status, prog, last)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Run, status, prog, est, last)
 	}
 	return tw.Flush()
 }

@@ -94,7 +94,21 @@ func TestDiffusionStatus(t *testing.T) {
 			t.Errorf("status lacks %q:\n%s", want, text)
 		}
 	}
-	if n := strings.Count(text, "\n"); n != len(rs)+2 {
+	// Left: a fresh tb run needs what the finished one took; no teacher
+	// run has finished to tell.
+	if l, ok := Left(m["25gmm eps seed 0"], rs); ok || l != 0 {
+		t.Errorf("left of a kind none finished: %v, %v", l, ok)
+	}
+	o2 := o
+	o2.Seeds = 2
+	rs2, _ := DiffusionStatus(tb, o2)
+	if l, ok := Left(byRun(rs2)["25gmm tb seed 1"], rs2); !ok || l != 61.5 {
+		t.Errorf("left of an unstarted tb run: %v, %v, want 61.5 s", l, ok)
+	}
+	if !strings.Contains(text, "left: about 0.0s of one lane's wall time by the finished runs of the same kind, and "+strconv.Itoa(len(rs)-1)+" runs of kinds none has finished") {
+		t.Errorf("status lacks the estimate line:\n%s", text)
+	}
+	if n := strings.Count(text, "\n"); n != len(rs)+3 {
 		t.Errorf("%d lines for %d runs:\n%s", n, len(rs), text)
 	}
 }

@@ -107,7 +107,7 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	methods := fs.String("methods", "", "comma-separated subset of the table's methods")
 	grids := fs.String("grids", "", "comma-separated subset of grids, like d2H128,d4H16")
 	collect := fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished in --out")
-	status := fs.Bool("status", false, "run nothing: list every run of the table in --out and where it stands (finished, the step its checkpoint records, not started)")
+	status := fs.Bool("status", false, "run nothing: list every run of the table in --out and where it stands (finished, the step its checkpoint records, not started) with the time left estimated from finished runs of the same kind")
 	slurm := addSlurmFlags(fs)
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
@@ -222,7 +222,7 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	tasks := fs.String("tasks", "", "comma-separated tasks (25gmm, manywell; default the table's)")
 	preset := fs.String("preset", "paper", "training settings: paper (reproduces the paper's table) or reference (the released code)")
 	collect := fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished")
-	status := fs.Bool("status", false, "run nothing: list every run of the table in --out and where it stands (finished, the step its checkpoint records, not started)")
+	status := fs.Bool("status", false, "run nothing: list every run of the table in --out and where it stands (finished, the step its checkpoint records, not started) with the time left estimated from finished runs of the same kind")
 	slurm := addSlurmFlags(fs)
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {

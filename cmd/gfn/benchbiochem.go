@@ -41,7 +41,7 @@ func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Write
 	out := fs.String("out", filepath.Join("runs", "bench-biochem"), "root output directory: the runs and results go to <out>/biochem")
 	ckEvery := fs.Int("checkpoint-every", bench.BiochemCheckpointEvery, "rounds between a run's checkpoints (0 = only at the end)")
 	collect := fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished")
-	status := fs.Bool("status", false, "run nothing: list every run of the table in --out and where it stands (finished, the step its checkpoint records, not started)")
+	status := fs.Bool("status", false, "run nothing: list every run of the table in --out and where it stands (finished, the step its checkpoint records, not started) with the time left estimated from finished runs of the same kind")
 	slurm := addSlurmFlags(fs)
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
