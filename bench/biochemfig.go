@@ -1,13 +1,10 @@
 package bench
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 
 	"github.com/gfngo/gfn/plot"
 )
@@ -18,43 +15,11 @@ type seqCurve struct{ round, modes, elbo, eubo []float64 }
 // readSeqCurve reads the round, modes_seen, elbo and eubo columns of the
 // metrics.csv in dir (empty cells are NaN).
 func readSeqCurve(dir string) (seqCurve, error) {
-	path := filepath.Join(dir, "metrics.csv")
-	f, err := os.Open(path)
+	c, err := readColumns(dir, []string{"round", "modes_seen", "elbo", "eubo"}, nil)
 	if err != nil {
-		return seqCurve{}, fmt.Errorf("bench: %w", err)
+		return seqCurve{}, err
 	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) < 2 {
-		return seqCurve{}, fmt.Errorf("bench: %s: unreadable or empty (%v)", path, err)
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
-	for _, k := range []string{"round", "modes_seen", "elbo", "eubo"} {
-		if _, ok := col[k]; !ok {
-			return seqCurve{}, fmt.Errorf("bench: %s has no %s column", path, k)
-		}
-	}
-	num := func(s string) float64 {
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return math.NaN()
-		}
-		return v
-	}
-	var c seqCurve
-	for _, r := range rows[1:] {
-		if len(r) != len(rows[0]) {
-			return seqCurve{}, fmt.Errorf("bench: %s: a row of %d cells under a header of %d", path, len(r), len(rows[0]))
-		}
-		c.round = append(c.round, num(r[col["round"]]))
-		c.modes = append(c.modes, num(r[col["modes_seen"]]))
-		c.elbo = append(c.elbo, num(r[col["elbo"]]))
-		c.eubo = append(c.eubo, num(r[col["eubo"]]))
-	}
-	return c, nil
+	return seqCurve{c["round"], c["modes_seen"], c["elbo"], c["eubo"]}, nil
 }
 
 // seedBands returns the mean ± std over curves of each metric at the

@@ -1,13 +1,11 @@
 package bench
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/plot"
@@ -18,38 +16,11 @@ import (
 type diffusionCurve struct{ step, elbo, eubo []float64 }
 
 func readDiffusionCurve(dir string) (diffusionCurve, error) {
-	f, err := os.Open(filepath.Join(dir, "metrics.csv"))
+	c, err := readColumns(dir, []string{"step", "elbo", "eubo"}, nil)
 	if err != nil {
 		return diffusionCurve{}, err
 	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) < 2 {
-		return diffusionCurve{}, fmt.Errorf("bench: %s: unreadable metrics.csv", dir)
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
-	for _, k := range []string{"step", "elbo", "eubo"} {
-		if _, ok := col[k]; !ok {
-			return diffusionCurve{}, fmt.Errorf("bench: %s: metrics.csv has no %s column", dir, k)
-		}
-	}
-	num := func(s string) float64 {
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return math.NaN()
-		}
-		return v
-	}
-	var c diffusionCurve
-	for _, r := range rows[1:] {
-		c.step = append(c.step, num(r[col["step"]]))
-		c.elbo = append(c.elbo, num(r[col["elbo"]]))
-		c.eubo = append(c.eubo, num(r[col["eubo"]]))
-	}
-	return c, nil
+	return diffusionCurve{c["step"], c["elbo"], c["eubo"]}, nil
 }
 
 // spansDecades reports whether the series' positive values span more than

@@ -1,13 +1,11 @@
 package bench
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/gfngo/gfn/env/hypergrid"
 	"github.com/gfngo/gfn/metrics"
@@ -20,37 +18,19 @@ import (
 type curve struct{ calls, modes, l1 []float64 }
 
 func readCurve(dir string) (curve, error) {
-	f, err := os.Open(filepath.Join(dir, "metrics.csv"))
+	c, err := readColumns(dir, []string{"reward_calls", "modes", "student_l1"}, []string{"student_empirical_l1"})
 	if err != nil {
 		return curve{}, err
 	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) < 2 {
-		return curve{}, fmt.Errorf("bench: %s: unreadable metrics.csv", dir)
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
-	var c curve
-	num := func(s string) float64 {
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return math.NaN()
+	l1 := c["student_l1"]
+	if emp, ok := c["student_empirical_l1"]; ok {
+		for i, v := range l1 {
+			if math.IsNaN(v) {
+				l1[i] = emp[i] // large grids: the empirical L1 of a few samples
+			}
 		}
-		return v
 	}
-	for _, r := range rows[1:] {
-		c.calls = append(c.calls, num(r[col["reward_calls"]]))
-		c.modes = append(c.modes, num(r[col["modes"]]))
-		l1 := num(r[col["student_l1"]])
-		if i, ok := col["student_empirical_l1"]; ok && math.IsNaN(l1) {
-			l1 = num(r[i]) // large grids: the empirical L1 of a few samples
-		}
-		c.l1 = append(c.l1, l1)
-	}
-	return c, nil
+	return curve{c["reward_calls"], c["modes"], l1}, nil
 }
 
 // GridFigures draws, for every grid of the jobs, modes and exact L1 against
