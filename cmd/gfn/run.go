@@ -24,15 +24,19 @@ Usage:
   gfn <command> [flags]
 
 Commands:
-  train    train a Student (and Teacher) GFlowNet and write metrics, plots and a checkpoint
+  train    train a Student (and Teacher) sampler and write metrics, figures and a checkpoint:
+           --task hypergrid (default), 25gmm, manywell, tfbind8, qm9str, sehstr, rna, or your
+           own reward program (--reward-cmd)
   sample   draw samples from a checkpoint's Student to CSV
-  eval     evaluate a checkpoint's Student (exact and empirical metrics)
+  eval     evaluate a checkpoint's Student (exact, bound and distance metrics) as JSON
   reward   print the score and reward of sequences of a sequence-design task
-  bench    reproducible measurements ("gfn bench speed")
+  bench    the paper's tables and speed: gfn bench grid|diffusion|biochem|speed (resumable
+           runs, --status, --slurm)
   version  print gfn's version, the Go version and the source revision
   help     show this help, or "gfn help <command>" for a command's flags
 
-Run "gfn <command> --help" for the flags of a command.
+Run "gfn <command> --help" for the flags of a command; "gfn train --task 25gmm --help"
+for a family's.
 `
 
 // run is the whole program; main only maps its error to an exit status.
