@@ -21,9 +21,14 @@ const benchUsage = `Usage: gfn bench <benchmark> [flags]
 
 Benchmarks:
   speed      ms per training iteration on the paper's grids and diffusion tasks
-  grid       reproduce a grid table of the paper (Table 1, DB, large grids, ablations, local search)
-  diffusion  reproduce a diffusion-sampler table of the paper (Table 2, alpha, local search)
+  grid       reproduce a grid table of the paper (Table 1, DB, large grids, ablations, local search;
+             multi: several Teachers, the paper's future work)
+  diffusion  reproduce a diffusion-sampler table of the paper (Table 2 with SMC, GGNS and PIS run
+             here, alpha, local search; passes: the authors' buffer draws)
   biochem    reproduce the paper's sequence-design figure (tfbind8, qm9str, sehstr, rna; 6 methods)
+
+Every table runs each method × task × seed as a gfn train process, resumes interrupted runs,
+and takes --status (where each run stands, time left), --collect-only and --slurm.
 `
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
