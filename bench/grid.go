@@ -75,13 +75,22 @@ type Grid struct{ Dim, Side int }
 // String returns the grid as "d2 H128".
 func (g Grid) String() string { return fmt.Sprintf("d%d H%d", g.Dim, g.Side) }
 
-// GridTable is one table of the paper: its methods, grids and seeds.
+// GridTable is one table of the paper: its methods, grids and seeds, and
+// the reward calls of every run if the table sets them (0: each grid's
+// reference budget, task.RewardCalls).
 type GridTable struct {
-	Name    string
-	Methods []string
-	Grids   []Grid
-	Seeds   int
+	Name        string
+	Methods     []string
+	Grids       []Grid
+	Seeds       int
+	RewardCalls int
 }
+
+// largeCalls is the budget of the large grids: the paper's appendix runs
+// them with "the same experimental settings we used for the grid with
+// (d=4, H=32)", 384,000 reward calls, where the reference's formula gives
+// d=6 only 96,000.
+const largeCalls = 384000
 
 var (
 	table1Grids = []Grid{{2, 128}, {2, 256}, {4, 16}, {4, 32}}
@@ -90,16 +99,16 @@ var (
 
 // GridTables are the tables `gfn bench grid --table` reproduces.
 var GridTables = []GridTable{
-	{"tb", []string{"tb", "eps", "gafn", "prt", "per", "teacher"}, table1Grids, 5},
-	{"db", []string{"db", "db-eps", "db-per", "db-teacher"}, table1Grids, 3},
-	{"large", []string{"tb", "eps", "teacher", "gafn", "prt", "per"}, []Grid{{4, 64}, {6, 32}, {4, 128}, {6, 64}}, 3},
-	{"ablation-c", []string{"teacher-c0", "teacher-c9", "teacher-c19", "teacher-c29"}, ablGrids, 3},
-	{"ablation-alpha", []string{"teacher-alpha0.0", "teacher-alpha0.5"}, ablGrids, 3},
-	{"ablation-nmc", []string{"teacher-nmc1", "teacher-nmc3", "teacher-nmc5", "teacher-nmc10"}, ablGrids, 3},
-	{"local-search", []string{"tb-ls", "teacher-ls", "tb-ls-per", "teacher-ls-per"}, table1Grids, 3},
+	{"tb", []string{"tb", "eps", "gafn", "prt", "per", "teacher"}, table1Grids, 5, 0},
+	{"db", []string{"db", "db-eps", "db-per", "db-teacher"}, table1Grids, 3, 0},
+	{"large", []string{"tb", "eps", "teacher", "gafn", "prt", "per"}, []Grid{{4, 64}, {6, 32}, {4, 128}, {6, 64}}, 3, largeCalls},
+	{"ablation-c", []string{"teacher-c0", "teacher-c9", "teacher-c19", "teacher-c29"}, ablGrids, 3, 0},
+	{"ablation-alpha", []string{"teacher-alpha0.0", "teacher-alpha0.5"}, ablGrids, 3, 0},
+	{"ablation-nmc", []string{"teacher-nmc1", "teacher-nmc3", "teacher-nmc5", "teacher-nmc10"}, ablGrids, 3, 0},
+	{"local-search", []string{"tb-ls", "teacher-ls", "tb-ls-per", "teacher-ls-per"}, table1Grids, 3, 0},
 	// Not in the paper: the multi-Teacher against the single one at the
-	// same reward budget.
-	{"multi", []string{"teacher", "teacher-k3", "teacher-k3-none"}, []Grid{{4, 64}, {6, 32}, {6, 64}}, 3},
+	// same reward budget, the large table's.
+	{"multi", []string{"teacher", "teacher-k3", "teacher-k3-none"}, []Grid{{4, 64}, {6, 32}, {6, 64}}, 3, largeCalls},
 }
 
 // TableByName finds a table.
@@ -121,6 +130,9 @@ type GridJob struct {
 	Seed   int
 	Dir    string
 	Args   []string // gfn train arguments
+	// RewardCalls is the budget the table sets (0: the grid's default, or
+	// a --quick run); a finished run of another budget is not collected.
+	RewardCalls int
 }
 
 // GridOptions shape a table run.
@@ -166,11 +178,19 @@ func (t GridTable) Jobs(o GridOptions) []GridJob {
 				args := []string{"train", "--dim", strconv.Itoa(g.Dim), "--side", strconv.Itoa(g.Side),
 					"--seed", strconv.Itoa(s), "--out", dir, "--quiet", "--eval-samples", strconv.Itoa(eval),
 					"--checkpoint-every", strconv.Itoa(gridCheckpointEvery)}
-				if o.Quick {
-					calls := task.RewardCalls(task.Spec{Task: "hypergrid", Dim: g.Dim, Side: g.Side}) / 20
+				calls := t.RewardCalls // checked on collection, as the table sets it
+				switch {
+				case o.Quick:
+					q := calls
+					if q == 0 {
+						q = task.RewardCalls(task.Spec{Task: "hypergrid", Dim: g.Dim, Side: g.Side})
+					}
+					args = append(args, "--reward-calls", strconv.Itoa(q/20))
+					calls = 0
+				case calls > 0:
 					args = append(args, "--reward-calls", strconv.Itoa(calls))
 				}
-				jobs = append(jobs, GridJob{m, g, s, dir, append(args, GridMethods[m]...)})
+				jobs = append(jobs, GridJob{m, g, s, dir, append(args, GridMethods[m]...), calls})
 			}
 		}
 	}
@@ -293,6 +313,10 @@ func collectGrid(table string, jobs []GridJob) ([]GridResult, error) {
 		}
 		if err := json.Unmarshal(b, &s); err != nil {
 			return nil, fmt.Errorf("bench: %s: %w", filepath.Join(j.Dir, "summary.json"), err)
+		}
+		if j.RewardCalls > 0 && s.RewardCalls != j.RewardCalls {
+			return nil, fmt.Errorf("bench: %s: a run of %d reward calls, but the table's runs have %d (an older or --quick run? move it away to run it again)",
+				j.Dir, s.RewardCalls, j.RewardCalls)
 		}
 		r := GridResult{Table: table, Method: j.Method, Grid: j.Grid, Seed: j.Seed, Modes: s.ModesFound, ModesTotal: s.ModesTotal,
 			EmpiricalL1: math.NaN(), ExactL1: math.NaN(), RewardCalls: s.RewardCalls, Steps: s.Steps, WallSeconds: s.Wall,

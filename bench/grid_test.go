@@ -210,3 +210,39 @@ func TestGridMemoryColumns(t *testing.T) {
 		t.Errorf("table lacks the mean wall 65, the peak 151 MiB and 5000 entries:\n%s", md.String())
 	}
 }
+
+// The large grids run with d4 H32's budget, as the paper's appendix says,
+// on d=6 too (the reference's formula gives it 96,000); a finished run of
+// another budget is refused, not averaged in.
+func TestLargeGridsBudget(t *testing.T) {
+	for _, name := range []string{"large", "multi"} {
+		tb, _ := TableByName(name)
+		jobs := tb.Jobs(GridOptions{Out: t.TempDir(), Seeds: 1})
+		for _, j := range jobs {
+			if i := slices.Index(j.Args, "--reward-calls"); i < 0 || j.Args[i+1] != "384000" || j.RewardCalls != 384000 {
+				t.Errorf("%s %s %v: args %v", name, j.Method, j.Grid, j.Args)
+			}
+		}
+		q := tb.Jobs(GridOptions{Out: t.TempDir(), Quick: true})
+		if i := slices.Index(q[0].Args, "--reward-calls"); i < 0 || q[0].Args[i+1] != "19200" {
+			t.Errorf("%s --quick: args %v", name, q[0].Args)
+		}
+	}
+	tb, _ := TableByName("large")
+	o := GridOptions{Out: t.TempDir(), Seeds: 1, Methods: []string{"teacher"}, Grids: []Grid{{6, 32}}}
+	j := tb.Jobs(o)[0]
+	os.MkdirAll(j.Dir, 0o755)
+	os.WriteFile(filepath.Join(j.Dir, "summary.json"), []byte(`{"modes_found": 5, "reward_calls": 96000}`), 0o644)
+	if _, err := collectGrid("large", []GridJob{j}); err == nil || !strings.Contains(err.Error(), "a run of 96000 reward calls, but the table's runs have 384000") {
+		t.Errorf("a 96,000-call run collected into the large table: %v", err)
+	}
+	os.WriteFile(filepath.Join(j.Dir, "summary.json"), []byte(`{"modes_found": 5, "reward_calls": 384000}`), 0o644)
+	if rs, err := collectGrid("large", []GridJob{j}); err != nil || len(rs) != 1 || rs[0].Modes != 5 {
+		t.Errorf("collect: %v, %v", rs, err)
+	}
+	// The tb table keeps each grid's reference budget.
+	t1, _ := TableByName("tb")
+	if j := t1.Jobs(GridOptions{Out: t.TempDir(), Seeds: 1})[0]; slices.Contains(j.Args, "--reward-calls") || j.RewardCalls != 0 {
+		t.Errorf("tb table job %v", j.Args)
+	}
+}
