@@ -177,19 +177,8 @@ func BiochemJobs(o BiochemOptions) ([]BiochemJob, error) {
 }
 
 // Next says what the job's directory calls for and the gfn arguments
-// that do it: nothing for a finished run (summary.json), `train --resume`
-// for an interrupted one (a checkpoint and no summary: it continues where
-// the checkpoint left off, with the run's own settings), else the fresh
-// start's arguments.
-func (j BiochemJob) Next() (RunStatus, []string) {
-	if exists(filepath.Join(j.Dir, "summary.json")) {
-		return RunDone, nil
-	}
-	if exists(filepath.Join(j.Dir, seqtrain.CheckpointFile)) {
-		return RunResume, []string{"train", "--resume", j.Dir, "--quiet"}
-	}
-	return RunFresh, j.Args
-}
+// that do it (nextRun).
+func (j BiochemJob) Next() (RunStatus, []string) { return nextRun(j.Dir, j.Args) }
 
 // allBiochemJobs returns the jobs of every run in o's directory: each task
 // and method with as many seeds as o or the default asks, and the jobs of

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/energy"
+	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/safefile"
 )
 
@@ -216,18 +217,22 @@ func (s RunStatus) String() string {
 }
 
 // Next says what the job's directory calls for and the gfn arguments
-// that do it: nothing for a finished run (summary.json), `train --resume`
-// for an interrupted one (a checkpoint and no summary: it continues where
-// the checkpoint left off, with the run's own settings), else the fresh
-// start's arguments.
-func (j DiffusionJob) Next() (RunStatus, []string) {
-	if exists(filepath.Join(j.Dir, "summary.json")) {
+// that do it (nextRun).
+func (j DiffusionJob) Next() (RunStatus, []string) { return nextRun(j.Dir, j.Args) }
+
+// nextRun says what the run directory dir calls for and the gfn arguments
+// that do it, for the runs of every table: nothing for a finished run
+// (summary.json), `train --resume` for an interrupted one (a checkpoint
+// and no summary: it continues where the checkpoint left off, with the
+// run's own settings), else fresh, the fresh start's arguments.
+func nextRun(dir string, fresh []string) (RunStatus, []string) {
+	if exists(filepath.Join(dir, "summary.json")) {
 		return RunDone, nil
 	}
-	if exists(filepath.Join(j.Dir, diffusion.CheckpointFile)) {
-		return RunResume, []string{"train", "--resume", j.Dir, "--quiet"}
+	if exists(filepath.Join(dir, run.CheckpointFile)) {
+		return RunResume, []string{"train", "--resume", dir, "--quiet"}
 	}
-	return RunFresh, j.Args
+	return RunFresh, fresh
 }
 
 func exists(path string) bool {

@@ -20,7 +20,6 @@ import (
 
 	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/task"
-	"github.com/gfngo/gfn/train"
 )
 
 // paperGrid holds the paper's grid results (mean ± std per table, method
@@ -204,19 +203,9 @@ func (t GridTable) Jobs(o GridOptions) []GridJob {
 // iterations between two.
 const gridCheckpointEvery = 1000
 
-// Next says what the job's directory calls for and the gfn arguments that
-// do it, as DiffusionJob.Next: nothing for a finished run (summary.json),
-// `train --resume` for an interrupted one (a checkpoint and no summary),
-// else the fresh start's arguments.
-func (j GridJob) Next() (RunStatus, []string) {
-	if exists(filepath.Join(j.Dir, "summary.json")) {
-		return RunDone, nil
-	}
-	if exists(filepath.Join(j.Dir, train.CheckpointFile)) {
-		return RunResume, []string{"train", "--resume", j.Dir, "--quiet"}
-	}
-	return RunFresh, j.Args
-}
+// Next says what the job's directory calls for and the gfn arguments
+// that do it (nextRun).
+func (j GridJob) Next() (RunStatus, []string) { return nextRun(j.Dir, j.Args) }
 
 // allJobs returns the jobs of every run of the table in its directory: the
 // table's methods and grids (and any other grids of o) with as many seeds

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/progress"
+	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/seqtrain"
 	"github.com/gfngo/gfn/train"
 )
@@ -43,37 +44,29 @@ func DiffusionStatus(t DiffusionTable, o DiffusionOptions) ([]RunState, error) {
 	if err := o.validate(t); err != nil {
 		return nil, err
 	}
-	var rs []RunState
-	for _, j := range t.allJobs(o, t.Jobs(o)) {
-		st, _ := j.Next()
-		r := runState(fmt.Sprintf("%s %s", j.Task, j.Method), j.Dir, j.Seed, st, diffusion.CheckpointFile)
-		if st == RunResume {
-			r.Unit, r.Done = "iteration", -1
-			if _, _, cfg, step, err := diffusion.ReadState(j.Dir); err == nil {
-				r.Done, r.Total = step, cfg.Iterations
-			}
-		}
-		rs = append(rs, r)
-	}
-	return asked(rs, o.Seeds), nil
+	return states(t.allJobs(o, t.Jobs(o)), o.Seeds, "iteration",
+		func(j DiffusionJob) (string, string, int, RunStatus) {
+			st, _ := j.Next()
+			return j.Task + " " + j.Method, j.Dir, j.Seed, st
+		},
+		func(dir string) (int, int, error) {
+			_, _, cfg, step, err := diffusion.ReadState(dir)
+			return step, cfg.Iterations, err
+		}), nil
 }
 
 // GridStatus reports every run of table t in o's directory, as
 // DiffusionStatus.
 func GridStatus(t GridTable, o GridOptions) ([]RunState, error) {
-	var rs []RunState
-	for _, j := range t.allJobs(o, t.Jobs(o)) {
-		st, _ := j.Next()
-		r := runState(fmt.Sprintf("%s %v", j.Method, j.Grid), j.Dir, j.Seed, st, train.CheckpointFile)
-		if st == RunResume {
-			r.Unit, r.Done = "reward call", -1
-			if cc, err := train.ReadCheckpoint(j.Dir); err == nil {
-				r.Done, r.Total = cc.RewardCalls, cc.Train.RewardCalls
-			}
-		}
-		rs = append(rs, r)
-	}
-	return asked(rs, o.Seeds), nil
+	return states(t.allJobs(o, t.Jobs(o)), o.Seeds, "reward call",
+		func(j GridJob) (string, string, int, RunStatus) {
+			st, _ := j.Next()
+			return fmt.Sprintf("%s %v", j.Method, j.Grid), j.Dir, j.Seed, st
+		},
+		func(dir string) (int, int, error) {
+			cc, err := train.ReadCheckpoint(dir)
+			return cc.RewardCalls, cc.Train.RewardCalls, err
+		}), nil
 }
 
 // BiochemStatus reports every run in o's directory, as DiffusionStatus.
@@ -86,19 +79,35 @@ func BiochemStatus(o BiochemOptions) ([]RunState, error) {
 	if err != nil {
 		return nil, err
 	}
+	return states(all, o.Seeds, "round",
+		func(j BiochemJob) (string, string, int, RunStatus) {
+			st, _ := j.Next()
+			return j.Task + " " + j.Method, j.Dir, j.Seed, st
+		},
+		func(dir string) (int, int, error) {
+			_, cfg, round, err := seqtrain.ReadState(dir)
+			return round, cfg.Rounds, err
+		}), nil
+}
+
+// states reads the runs of jobs: describe gives a job's kind (its label
+// without the seed), directory, seed and status; progress reads the done
+// and total units of an unfinished run's checkpoint. Unstarted runs of
+// seeds beyond the first seeds are left out (asked).
+func states[J any](jobs []J, seeds int, unit string, describe func(J) (kind, dir string, seed int, st RunStatus),
+	progress func(dir string) (done, total int, err error)) []RunState {
 	var rs []RunState
-	for _, j := range all {
-		st, _ := j.Next()
-		r := runState(fmt.Sprintf("%s %s", j.Task, j.Method), j.Dir, j.Seed, st, seqtrain.CheckpointFile)
-		if st == RunResume {
-			r.Unit, r.Done = "round", -1
-			if _, cfg, round, err := seqtrain.ReadState(j.Dir); err == nil {
-				r.Done, r.Total = round, cfg.Rounds
+	for _, j := range jobs {
+		r := runState(describe(j))
+		if r.Status == RunResume {
+			r.Unit, r.Done = unit, -1
+			if done, total, err := progress(r.Dir); err == nil {
+				r.Done, r.Total = done, total
 			}
 		}
 		rs = append(rs, r)
 	}
-	return asked(rs, o.Seeds), nil
+	return asked(rs, seeds)
 }
 
 // asked drops the unstarted runs of seeds beyond the first seeds (all
@@ -112,9 +121,9 @@ func asked(rs []RunState, seeds int) []RunState {
 
 // runState reads what the three kinds of run share: the summary's wall
 // time and the times of the last writes.
-func runState(kind, dir string, seed int, st RunStatus, checkpoint string) RunState {
+func runState(kind, dir string, seed int, st RunStatus) RunState {
 	r := RunState{Run: fmt.Sprintf("%s seed %d", kind, seed), Kind: kind, Dir: dir, Seed: seed, Status: st}
-	for _, f := range []string{"summary.json", checkpoint} {
+	for _, f := range []string{"summary.json", run.CheckpointFile} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err == nil && fi.ModTime().After(r.Updated) {
 			r.Updated = fi.ModTime()
 		}

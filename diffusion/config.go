@@ -2,9 +2,9 @@ package diffusion
 
 import (
 	"fmt"
-	"github.com/gfngo/gfn/internal/choice"
 	"slices"
 
+	"github.com/gfngo/gfn/internal/choice"
 	"github.com/gfngo/gfn/langevin"
 	"github.com/gfngo/gfn/replay"
 	"github.com/gfngo/gfn/teacher"

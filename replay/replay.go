@@ -2,9 +2,10 @@ package replay
 
 import (
 	"fmt"
-	"github.com/gfngo/gfn/internal/choice"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/gfngo/gfn/internal/choice"
 )
 
 // Priority names what orders the buffer.

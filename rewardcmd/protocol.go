@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/gfngo/gfn/internal/choice"
 	"math"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/gfngo/gfn/internal/choice"
 )
 
 // Protocol and Version name the protocol in the handshake.

@@ -2,10 +2,10 @@ package seqtrain
 
 import (
 	"fmt"
-	"github.com/gfngo/gfn/internal/choice"
 	"math"
 	"slices"
 
+	"github.com/gfngo/gfn/internal/choice"
 	"github.com/gfngo/gfn/teacher"
 )
 

@@ -2,12 +2,12 @@ package seqtrain
 
 import (
 	"fmt"
-	"github.com/gfngo/gfn/internal/choice"
 	"math"
 	"math/rand/v2"
 
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/env/sequence"
+	"github.com/gfngo/gfn/internal/choice"
 	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/replay"
 	"github.com/gfngo/gfn/ssr"

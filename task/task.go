@@ -3,10 +3,10 @@ package task
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/gfngo/gfn/internal/choice"
 
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/env/hypergrid"
+	"github.com/gfngo/gfn/internal/choice"
 )
 
 // Names lists the available tasks.

@@ -2,10 +2,11 @@ package teacher
 
 import (
 	"fmt"
-	"github.com/gfngo/gfn/internal/choice"
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/gfngo/gfn/internal/choice"
 )
 
 // Split is how K > 1 Teachers share the Student's loss signal (the

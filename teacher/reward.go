@@ -2,9 +2,10 @@ package teacher
 
 import (
 	"fmt"
-	"github.com/gfngo/gfn/internal/choice"
 	"math"
 	"slices"
+
+	"github.com/gfngo/gfn/internal/choice"
 )
 
 // Form names a Teacher reward formula.

@@ -2,10 +2,10 @@ package train
 
 import (
 	"fmt"
-	"github.com/gfngo/gfn/internal/choice"
 	"slices"
 	"strings"
 
+	"github.com/gfngo/gfn/internal/choice"
 	"github.com/gfngo/gfn/replay"
 	"github.com/gfngo/gfn/teacher"
 )

@@ -26,15 +26,38 @@ type evalReport struct {
 	Note         string             `json:"note,omitempty"`
 }
 
-// defaultEvalSamples is gfn eval's --samples for the checkpoint in dir:
+// ckptKind is the family of the run whose checkpoint a directory holds.
+type ckptKind int
+
+const (
+	gridCkpt ckptKind = iota // or no readable checkpoint: the grid's loader says what is wrong
+	diffusionCkpt
+	seqCkpt
+)
+
+// checkpointKind tells the family of dir's checkpoint, reading it once
+// for each family it tries (a checkpoint is read whole).
+func checkpointKind(dir string) ckptKind {
+	switch {
+	case dir == "":
+		return gridCkpt
+	case isDiffusionCheckpoint(dir):
+		return diffusionCkpt
+	case isSeqCheckpoint(dir):
+		return seqCkpt
+	}
+	return gridCkpt
+}
+
+// defaultEvalSamples is gfn eval's --samples for a checkpoint of kind k:
 // 100,000 suits a grid's empirical L1, not an exact W2 in R^d (minutes
 // where training's final 10,000 take seconds), nor a sequence task, whose
 // training evaluates 2,048.
-func defaultEvalSamples(dir string) int {
-	switch {
-	case dir != "" && isDiffusionCheckpoint(dir):
+func defaultEvalSamples(k ckptKind) int {
+	switch k {
+	case diffusionCkpt:
 		return 10000
-	case dir != "" && isSeqCheckpoint(dir):
+	case seqCkpt:
 		return 2048
 	}
 	return 100000
@@ -56,14 +79,15 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *n < 0 {
 		return usagef("samples %d must be >= 0", *n)
 	}
+	kind := checkpointKind(*dir)
 	if !flagGiven(fs, "samples") {
-		*n = defaultEvalSamples(*dir)
+		*n = defaultEvalSamples(kind)
 	}
 	rec, recErr := readRewardRecord(*dir)
 	if *dir != "" && recErr == nil && *figures {
 		return usagef("--figures does not run reward programs: the run's own figures are in %s", *dir)
 	}
-	if *dir != "" && isDiffusionCheckpoint(*dir) && *figures {
+	if kind == diffusionCkpt && *figures {
 		_, e, err := loadDiffusion(*dir)
 		if err != nil {
 			return err
@@ -74,10 +98,10 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stderr, "wrote %s: samples.png, curves.png\n", *dir)
 		return nil
 	}
-	if *dir != "" && isDiffusionCheckpoint(*dir) && *n < 1 {
+	if kind == diffusionCkpt && *n < 1 {
 		return usagef("samples %d must be >= 1 for a diffusion checkpoint", *n)
 	}
-	if *dir != "" && isSeqCheckpoint(*dir) {
+	if kind == seqCkpt {
 		if *figures {
 			return usagef("--figures redraws diffusion checkpoints' figures only")
 		}
@@ -94,10 +118,10 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *command != "" {
 		return usagef("--reward-cmd is for the runs of reward programs; %s is a built-in task's", *dir)
 	}
-	if *dir != "" && isDiffusionCheckpoint(*dir) {
+	switch kind {
+	case diffusionCkpt:
 		return evalDiffusion(*dir, *n, *seed, stdout)
-	}
-	if *dir != "" && isSeqCheckpoint(*dir) {
+	case seqCkpt:
 		return evalSeq(*dir, *n, *seed, stdout)
 	}
 	t, err := loadCheckpoint(*dir)

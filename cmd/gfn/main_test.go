@@ -229,7 +229,7 @@ func TestTrainSampleEvalEndToEnd(t *testing.T) {
 	if rep.StudentExact == nil || rep.StudentExact.TV != se["tv"].(float64) || rep.Step != 200 {
 		t.Errorf("eval %+v disagrees with train's summary %v", rep, se)
 	}
-	if got := defaultEvalSamples(dir); got != 100000 {
+	if got := defaultEvalSamples(checkpointKind(dir)); got != 100000 {
 		t.Errorf("default eval samples of a grid checkpoint %d, want 100000", got)
 	}
 }
@@ -314,7 +314,7 @@ func TestSequenceTrainSampleReward(t *testing.T) {
 		t.Fatalf("summary.json: %v", err)
 	}
 	m := rep.Student
-	if got := defaultEvalSamples(dir); got != 2048 {
+	if got := defaultEvalSamples(checkpointKind(dir)); got != 2048 {
 		t.Errorf("default eval samples of a sequence checkpoint %d, want 2048", got)
 	}
 	if rep.Task != "tfbind8" || rep.Round != 6 || m.Samples != 64 || m.ModesSeen != sum.Final.ModesSeen || m.LogZ != sum.Final.LogZ {
@@ -377,7 +377,7 @@ func TestDiffusionTrainSampleEval(t *testing.T) {
 	if rep.Task != "25gmm" || rep.Step != 20 || rep.TrueLogZ == nil || *rep.TrueLogZ != 0 {
 		t.Errorf("eval report %+v", rep)
 	}
-	if got := defaultEvalSamples(dir); got != 10000 {
+	if got := defaultEvalSamples(checkpointKind(dir)); got != 10000 {
 		t.Errorf("default eval samples of a diffusion checkpoint %d, want 10000", got)
 	}
 }

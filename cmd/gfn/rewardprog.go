@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/gfngo/gfn/internal/choice"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gfngo/gfn/diffusion"
+	"github.com/gfngo/gfn/discrete"
+	"github.com/gfngo/gfn/internal/choice"
 	"github.com/gfngo/gfn/rewardcmd"
 	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/seqtrain"
@@ -216,7 +217,7 @@ func (u *userReward) start(ctx context.Context, dir string) error {
 	if err := safefile.CheckDir(dir); err != nil {
 		return usageError{err}
 	}
-	opt := rewardcmd.Options{Timeout: time.Duration(u.rec.TimeoutSeconds * float64(time.Second)), Stderr: u.stderr}
+	opt := u.rec.options(u.stderr)
 	c, err := rewardcmd.Start(ctx, u.rec.Command, u.rec.Shape, opt)
 	if err != nil {
 		return err
@@ -230,6 +231,30 @@ func (u *userReward) start(ctx context.Context, dir string) error {
 	fmt.Fprintf(u.stdout, "gfn train: reward program %q (%s, protocol %s %d, timeout %v per batch)\n",
 		u.rec.Command, u.rec.Shape, rewardcmd.Protocol, rewardcmd.Version, opt.Timeout)
 	return nil
+}
+
+// options are the client options of the record's program: its timeout
+// (the default if the record has none, as a grid checkpoint's spec does
+// not) and where the program's standard error goes.
+func (r rewardRecord) options(stderr io.Writer) rewardcmd.Options {
+	opt := rewardcmd.Options{Timeout: time.Duration(r.TimeoutSeconds * float64(time.Second)), Stderr: stderr}
+	if opt.Timeout <= 0 {
+		opt.Timeout = rewardcmd.DefaultTimeout
+	}
+	return opt
+}
+
+// programGrid builds a grid run's environment from its stored spec with
+// the log-rewards of the program c: the spec keeps the command the run
+// started with, the program is the one running now.
+func programGrid(c *rewardcmd.Client) func(json.RawMessage) (discrete.Env, error) {
+	return func(raw json.RawMessage) (discrete.Env, error) {
+		var s task.Spec
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("environment spec: %w", err)
+		}
+		return task.BuildFunc(s, c.Cells)
+	}
 }
 
 // close ends the program; a program that does not end cleanly gets a note.

@@ -2,16 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"io"
-	"time"
 
 	"github.com/gfngo/gfn/diffusion"
-	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/rewardcmd"
 	"github.com/gfngo/gfn/seqtrain"
-	"github.com/gfngo/gfn/task"
 	"github.com/gfngo/gfn/train"
 )
 
@@ -19,11 +15,7 @@ import (
 // calls the function of the run's kind and ends the program.
 func withRewardRun(ctx context.Context, dir string, rec rewardRecord, stderr io.Writer,
 	seq func(*seqtrain.Trainer, seqtrain.Task) error, points func(*diffusion.Trainer, energy.Energy) error, grid func(*train.Trainer) error) error {
-	opt := rewardcmd.Options{Timeout: time.Duration(rec.TimeoutSeconds * float64(time.Second)), Stderr: syncWriter(stderr)}
-	if opt.Timeout <= 0 {
-		opt.Timeout = rewardcmd.DefaultTimeout
-	}
-	c, err := rewardcmd.Start(ctx, rec.Command, rec.Shape, opt)
+	c, err := rewardcmd.Start(ctx, rec.Command, rec.Shape, rec.options(syncWriter(stderr)))
 	if err != nil {
 		return err
 	}
@@ -44,15 +36,7 @@ func withRewardRun(ctx context.Context, dir string, rec rewardRecord, stderr io.
 		}
 		return points(t, e)
 	}
-	// The grid's spec keeps the command the run started with; the rewards
-	// come from the program started here.
-	t, _, err := train.Load(dir, func(raw json.RawMessage) (discrete.Env, error) {
-		var s task.Spec
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, err
-		}
-		return task.BuildFunc(s, c.Cells)
-	})
+	t, _, err := train.Load(dir, programGrid(c))
 	if err != nil {
 		return err
 	}

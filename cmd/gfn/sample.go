@@ -58,10 +58,10 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *command != "" {
 		return usagef("--reward-cmd is for the runs of reward programs; %s is a built-in task's", *dir)
 	}
-	if *dir != "" && isDiffusionCheckpoint(*dir) {
+	switch checkpointKind(*dir) {
+	case diffusionCkpt:
 		return sampleDiffusion(*dir, *n, *seed, *out, stdout, stderr)
-	}
-	if *dir != "" && isSeqCheckpoint(*dir) {
+	case seqCkpt:
 		return sampleSeq(*dir, *n, *seed, *out, stdout, stderr)
 	}
 	t, err := loadCheckpoint(*dir)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -233,15 +232,7 @@ func resumeGrid(ctx context.Context, from, out string, ckEvery int, quiet bool, 
 			return err
 		}
 		defer u.close()
-		// The checkpoint's spec keeps the command the run started with;
-		// reward.json records the one in use.
-		build = func(raw json.RawMessage) (discrete.Env, error) {
-			var s task.Spec
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return nil, fmt.Errorf("environment spec: %w", err)
-			}
-			return task.BuildFunc(s, u.client.Cells)
-		}
+		build = programGrid(u.client) // reward.json records the command in use
 	}
 	opt := train.RunOptions{OutDir: dir, CheckpointEvery: ckEvery}
 	if !quiet {

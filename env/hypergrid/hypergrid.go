@@ -2,8 +2,9 @@ package hypergrid
 
 import (
 	"fmt"
-	"github.com/gfngo/gfn/internal/choice"
 	"math"
+
+	"github.com/gfngo/gfn/internal/choice"
 )
 
 // Reward selects the reward function.
