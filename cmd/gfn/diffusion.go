@@ -107,6 +107,7 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.BoolVar(&d.LearnedVariance, "learned-variance", d.LearnedVariance, "learn the log-variance (log sigma^2 + 4 tanh v) instead of fixing it")
 	fs.StringVar(&d.Net.Arch, "arch", d.Net.Arch, "network: reference (Fourier-feature MLP) or pis")
 	fs.IntVar(&d.Net.Hidden, "hidden", d.Net.Hidden, "network width")
+	fs.IntVar(&d.Net.Harmonics, "harmonics", d.Net.Harmonics, "Fourier frequencies of the time features (0 = the network width; the released code's --harmonics_dim is 256 whatever the width)")
 	fs.Float64Var(&d.Student.LR, "lr", d.Student.LR, "Student policy learning rate")
 	fs.Float64Var(&d.Student.LogZLR, "logz-lr", d.Student.LogZLR, "Student log Z learning rate")
 	fs.Float64Var(&d.Teacher.LR, "teacher-lr", d.Teacher.LR, "Teacher policy learning rate")

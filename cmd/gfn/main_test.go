@@ -332,9 +332,18 @@ func TestSequenceTrainSampleReward(t *testing.T) {
 // its checkpoint with gfn sample and gfn eval.
 func TestDiffusionTrainSampleEval(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	if _, _, err := runCLI("train", "--task", "25gmm", "--method", "teacher", "--hidden", "16", "--steps", "5", "--batch", "16",
+	if _, _, err := runCLI("train", "--task", "25gmm", "--method", "teacher", "--hidden", "16", "--harmonics", "7", "--steps", "5", "--batch", "16",
 		"--iterations", "20", "--eval-every", "10", "--eval-samples", "50", "--final-samples", "100", "--out", dir, "--quiet"); err != nil {
 		t.Fatal(err)
+	}
+	var rec struct {
+		Config struct{ Net struct{ Hidden, Harmonics int } }
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "config.json")); err != nil || json.Unmarshal(b, &rec) != nil {
+		t.Fatalf("config.json: %v", err)
+	}
+	if rec.Config.Net.Hidden != 16 || rec.Config.Net.Harmonics != 7 {
+		t.Errorf("config.json net %+v, want width 16 and 7 harmonics from --hidden and --harmonics", rec.Config.Net)
 	}
 	a, _, err := runCLI("sample", "--checkpoint", dir, "-n", "30", "--seed", "1")
 	if err != nil {
