@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/csv"
@@ -372,6 +373,39 @@ type DiffusionResult struct {
 	Samples                     int     // of the final evaluation
 	WallSeconds                 float64
 	MsPerIterMean               float64
+	// Last is the run's last periodic evaluation (the last row of its
+	// metrics.csv; NaN metrics and zero counts for a run without curve).
+	Last DiffusionEval
+}
+
+// DiffusionEval is one evaluation of a Student: its metrics, the step it
+// was taken at and its number of samples.
+type DiffusionEval struct {
+	ELBO, ELBOIS, EUBO, W2 float64
+	Step, Samples          int
+}
+
+// lastEval reads the last row of the metrics.csv in dir, the run's last
+// periodic evaluation; a run without one (SMC, GGNS) gives NaN metrics.
+func lastEval(dir string) (DiffusionEval, error) {
+	e := DiffusionEval{ELBO: math.NaN(), ELBOIS: math.NaN(), EUBO: math.NaN(), W2: math.NaN()}
+	if !exists(filepath.Join(dir, "metrics.csv")) {
+		return e, nil
+	}
+	c, err := readColumns(dir, []string{"step", "samples", "elbo", "elbo_is"}, []string{"eubo", "w2"})
+	if err != nil {
+		return e, err
+	}
+	n := len(c["step"]) - 1
+	at := func(k string) float64 {
+		if v, ok := c[k]; ok {
+			return v[n]
+		}
+		return math.NaN()
+	}
+	e.ELBO, e.ELBOIS, e.EUBO, e.W2 = at("elbo"), at("elbo_is"), at("eubo"), at("w2")
+	e.Step, e.Samples = int(at("step")), int(at("samples"))
+	return e, nil
 }
 
 // collectDiffusion reads the summaries of the jobs that have finished. A
@@ -405,13 +439,21 @@ func collectDiffusion(table, preset string, jobs []DiffusionJob) ([]DiffusionRes
 		if s.W2 != nil {
 			r.W2 = *s.W2
 		}
+		if r.Last, err = lastEval(j.Dir); err != nil {
+			return nil, err
+		}
 		rs = append(rs, r)
 	}
 	return rs, nil
 }
 
 var diffusionHeader = []string{"table", "task", "method", "preset", "seed", "steps", "reward_calls",
-	"elbo", "elbo_is", "eubo", "w2", "log_z", "eval_samples", "wall_seconds", "ms_per_iter_mean"}
+	"elbo", "elbo_is", "eubo", "w2", "log_z", "eval_samples", "wall_seconds", "ms_per_iter_mean",
+	"last_step", "last_samples", "last_elbo", "last_elbo_is", "last_eubo", "last_w2"}
+
+// diffusionHeaderV1 is results.csv's header before the last-evaluation
+// columns, still read.
+var diffusionHeaderV1 = diffusionHeader[:15]
 
 // WriteDiffusionCSV writes results.csv (empty cells for missing values).
 func WriteDiffusionCSV(w io.Writer, rs []DiffusionResult) error {
@@ -425,18 +467,34 @@ func WriteDiffusionCSV(w io.Writer, rs []DiffusionResult) error {
 	}
 	for _, r := range rs {
 		cw.Write([]string{r.Table, r.Task, r.Method, r.Preset, strconv.Itoa(r.Seed), strconv.Itoa(r.Steps), strconv.Itoa(r.RewardCalls),
-			f(r.ELBO), f(r.ELBOIS), f(r.EUBO), f(r.W2), f(r.LogZ), strconv.Itoa(r.Samples), f(r.WallSeconds), f(r.MsPerIterMean)})
+			f(r.ELBO), f(r.ELBOIS), f(r.EUBO), f(r.W2), f(r.LogZ), strconv.Itoa(r.Samples), f(r.WallSeconds), f(r.MsPerIterMean),
+			strconv.Itoa(r.Last.Step), strconv.Itoa(r.Last.Samples), f(r.Last.ELBO), f(r.Last.ELBOIS), f(r.Last.EUBO), f(r.Last.W2)})
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
-// ReadDiffusionCSV reads what WriteDiffusionCSV wrote.
+// ReadDiffusionCSV reads what WriteDiffusionCSV wrote, and the files of
+// earlier versions without the last-evaluation columns (NaN there).
 func ReadDiffusionCSV(r io.Reader) ([]DiffusionResult, error) {
-	return readResults(r, diffusionHeader, func(row []string, c *cells) DiffusionResult {
+	rows, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) > 0 && slices.Equal(rows[0], diffusionHeaderV1) {
+		rows[0] = diffusionHeader
+		for i := 1; i < len(rows); i++ {
+			rows[i] = append(rows[i], "0", "0", "", "", "", "")
+		}
+	}
+	var buf bytes.Buffer
+	csv.NewWriter(&buf).WriteAll(rows)
+	return readResults(&buf, diffusionHeader, func(row []string, c *cells) DiffusionResult {
 		return DiffusionResult{Table: row[0], Task: row[1], Method: row[2], Preset: row[3], Seed: c.int(row[4]), Steps: c.int(row[5]),
 			RewardCalls: c.int(row[6]), ELBO: c.float(row[7]), ELBOIS: c.float(row[8]), EUBO: c.float(row[9]), W2: c.float(row[10]),
-			LogZ: c.float(row[11]), Samples: c.int(row[12]), WallSeconds: c.float(row[13]), MsPerIterMean: c.float(row[14])}
+			LogZ: c.float(row[11]), Samples: c.int(row[12]), WallSeconds: c.float(row[13]), MsPerIterMean: c.float(row[14]),
+			Last: DiffusionEval{Step: c.int(row[15]), Samples: c.int(row[16]), ELBO: c.float(row[17]), ELBOIS: c.float(row[18]),
+				EUBO: c.float(row[19]), W2: c.float(row[20])}}
 	})
 }
 
@@ -565,69 +623,95 @@ func WriteDiffusionMarkdown(w io.Writer, rep DiffusionReport, rs []DiffusionResu
 			measured[r.Method] = append(measured[r.Method], r)
 		}
 		sort.SliceStable(extra, func(a, b int) bool { return rank(order, extra[a]) < rank(order, extra[b]) })
-		fmt.Fprintln(w, "| method | runs | ELBO | ELBO (paper) | ELBO-IS | ELBO-IS (paper) | EUBO | EUBO (paper) | W2 | W2 (paper) |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 		var notes []string
-		line := func(method string, p *PaperDiffusionRow) {
-			got := measured[method]
-			if p == nil {
-				p = &PaperDiffusionRow{ELBO: Stat{math.NaN(), math.NaN()}, ELBOIS: Stat{math.NaN(), math.NaN()},
-					EUBO: Stat{math.NaN(), math.NaN()}, W2: Stat{math.NaN(), math.NaN()}}
-			}
-			name := method
-			if p.Note != "" {
-				notes = append(notes, fmt.Sprintf("[%d] %s: %s.", len(notes)+1, method, p.Note))
-				name += fmt.Sprintf(" [%d]", len(notes))
-			}
-			runs := strconv.Itoa(len(got))
-			quoted := p.Quoted && len(got) == 0
-			if quoted {
-				runs = "quoted from the paper, not run here"
-			}
-			cells := []string{name, runs}
-			for _, c := range []struct {
-				get   func(DiffusionResult) float64
-				paper Stat
-				prec  int
-			}{
-				{func(r DiffusionResult) float64 { return r.ELBO }, p.ELBO, 3},
-				{func(r DiffusionResult) float64 { return r.ELBOIS }, p.ELBOIS, 3},
-				{func(r DiffusionResult) float64 { return r.EUBO }, p.EUBO, 3},
-				{func(r DiffusionResult) float64 { return r.W2 }, p.W2, 2},
-			} {
-				var v []float64
-				for _, r := range got {
-					if x := c.get(r); !math.IsNaN(x) {
-						v = append(v, x)
+		// table writes one row per method: the paper's rows in its order
+		// (quoted ones, and measured methods it reports), then measured
+		// methods it lacks. ev picks the evaluation of a run; a run
+		// without one (Samples 0) is left out; the first table (final,
+		// with the quoted rows) numbers the paper's notes.
+		table := func(ev func(DiffusionResult) DiffusionEval, final bool) {
+			fmt.Fprintln(w, "| method | runs | ELBO | ELBO (paper) | ELBO-IS | ELBO-IS (paper) | EUBO | EUBO (paper) | W2 | W2 (paper) |")
+			fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+			line := func(method string, p *PaperDiffusionRow) {
+				var got []DiffusionEval
+				for _, r := range measured[method] {
+					if e := ev(r); final || e.Samples > 0 {
+						got = append(got, e)
 					}
 				}
-				mc := measuredCell(v, c.paper, c.prec)
-				if quoted {
-					mc = ""
+				if !final && len(got) == 0 {
+					return
 				}
-				cells = append(cells, mc, paperCell(c.paper, c.prec))
+				if p == nil {
+					p = &PaperDiffusionRow{ELBO: Stat{math.NaN(), math.NaN()}, ELBOIS: Stat{math.NaN(), math.NaN()},
+						EUBO: Stat{math.NaN(), math.NaN()}, W2: Stat{math.NaN(), math.NaN()}}
+				}
+				name := method
+				if p.Note != "" && final {
+					notes = append(notes, fmt.Sprintf("[%d] %s: %s.", len(notes)+1, method, p.Note))
+					name += fmt.Sprintf(" [%d]", len(notes))
+				}
+				runs := strconv.Itoa(len(got))
+				quoted := p.Quoted && len(got) == 0
+				if quoted {
+					runs = "quoted from the paper, not run here"
+				}
+				cells := []string{name, runs}
+				for _, c := range []struct {
+					get   func(DiffusionEval) float64
+					paper Stat
+					prec  int
+				}{
+					{func(e DiffusionEval) float64 { return e.ELBO }, p.ELBO, 3},
+					{func(e DiffusionEval) float64 { return e.ELBOIS }, p.ELBOIS, 3},
+					{func(e DiffusionEval) float64 { return e.EUBO }, p.EUBO, 3},
+					{func(e DiffusionEval) float64 { return e.W2 }, p.W2, 2},
+				} {
+					var v []float64
+					for _, e := range got {
+						if x := c.get(e); !math.IsNaN(x) {
+							v = append(v, x)
+						}
+					}
+					mc := measuredCell(v, c.paper, c.prec)
+					if quoted {
+						mc = ""
+					}
+					cells = append(cells, mc, paperCell(c.paper, c.prec))
+				}
+				fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 			}
-			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
-		}
-		for i := range rows {
-			if rows[i].Quoted || len(measured[rows[i].Method]) > 0 {
-				line(rows[i].Method, &rows[i])
+			for i := range rows {
+				if (final && rows[i].Quoted) || len(measured[rows[i].Method]) > 0 {
+					line(rows[i].Method, &rows[i])
+				}
+			}
+			for _, m := range extra {
+				line(m, nil)
 			}
 		}
-		for _, m := range extra {
-			line(m, nil)
-		}
+		table(func(r DiffusionResult) DiffusionEval {
+			return DiffusionEval{ELBO: r.ELBO, ELBOIS: r.ELBOIS, EUBO: r.EUBO, W2: r.W2, Step: r.Steps, Samples: r.Samples}
+		}, true)
 		if len(notes) > 0 {
 			fmt.Fprintln(w)
 			for _, n := range notes {
 				fmt.Fprintln(w, n)
 			}
 		}
-		samples := 0
+		samples, lastSamples, lastStep := 0, 0, 0
 		for _, r := range byTask[task] {
 			samples = max(samples, r.Samples)
+			lastSamples, lastStep = max(lastSamples, r.Last.Samples), max(lastStep, r.Last.Step)
 		}
 		fmt.Fprintf(w, "\nW2 and EUBO: the final evaluation's %d Student samples against as many %s.\n", samples, w2Sampler[task])
+		if lastSamples > 0 {
+			fmt.Fprintf(w, "\nThe same runs at their last periodic evaluation (iteration %d, %d samples against a fixed exact set of "+
+				"as many), the evaluation the paper's numbers likely come from: the released code logs its final evaluation to "+
+				"wandb at step 1 after steps up to the last iteration, which wandb drops, so a run's recorded values are its "+
+				"last periodic ones.\n\n", lastStep, lastSamples)
+			table(func(r DiffusionResult) DiffusionEval { return r.Last }, false)
+		}
 	}
 	// The table's cost: runs go J at a time, so its elapsed time is about
 	// the sum divided by J.

@@ -234,3 +234,41 @@ func TestRunDiffusionIsResumable(t *testing.T) {
 		}
 	}
 }
+
+// TestReadDiffusionCSVWithoutLastEvaluation reads a results.csv of the
+// version before the last-evaluation columns: its rows keep their values
+// and get no last evaluation.
+func TestReadDiffusionCSVWithoutLastEvaluation(t *testing.T) {
+	in := strings.Join(diffusionHeaderV1, ",") + "\nmain,25gmm,tb,paper,0,25001,7500300,-1.1,-1.0,18.5,4.63,-1.05,10000,3600,340\n"
+	rs, err := ReadDiffusionCSV(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || rs[0].ELBO != -1.1 || rs[0].MsPerIterMean != 340 || rs[0].Last.Samples != 0 || !math.IsNaN(rs[0].Last.ELBO) {
+		t.Errorf("read %+v", rs)
+	}
+	if _, err := ReadDiffusionCSV(strings.NewReader("table,task\nmain,25gmm\n")); err == nil {
+		t.Error("a results.csv of another header was read")
+	}
+}
+
+// TestLastEval takes the last row of a run's metrics.csv, and NaN for a run
+// without one.
+func TestLastEval(t *testing.T) {
+	dir := t.TempDir()
+	e, err := lastEval(dir)
+	if err != nil || e.Samples != 0 || !math.IsNaN(e.ELBO) || !math.IsNaN(e.W2) {
+		t.Fatalf("no metrics.csv: %+v, %v", e, err)
+	}
+	csv := "step,reward_calls,student_loss,elbo,elbo_is,eubo,w2,samples\n" +
+		"0,600,27.1,-6.1,-1.0,8.6,7.0,2000\n" +
+		"100,60600,1.2,-0.2,0.01,0.3,1.5,2000\n"
+	if err := os.WriteFile(filepath.Join(dir, "metrics.csv"), []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err = lastEval(dir)
+	want := DiffusionEval{ELBO: -0.2, ELBOIS: 0.01, EUBO: 0.3, W2: 1.5, Step: 100, Samples: 2000}
+	if err != nil || e != want {
+		t.Errorf("lastEval = %+v, %v; want %+v", e, err, want)
+	}
+}
