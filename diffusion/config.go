@@ -2,6 +2,7 @@ package diffusion
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/gfngo/gfn/internal/choice"
@@ -51,8 +52,11 @@ type Config struct {
 	Steps           int     `json:"steps"`
 	Sigma2          float64 `json:"sigma2"`
 	LearnedVariance bool    `json:"learned_variance,omitempty"`
-	Batch           int     `json:"batch"`
-	Iterations      int     `json:"iterations"`
+	// DriftClip > 0 bounds the drift output to ±DriftClip (Process.Clip);
+	// the pis method's presets set gfn-diffusion's 10⁴.
+	DriftClip  float64 `json:"drift_clip,omitempty"`
+	Batch      int     `json:"batch"`
+	Iterations int     `json:"iterations"`
 	// Net is the Student's network; the Teacher has the same.
 	Net timenet.Config `json:"net"`
 	// Student and Teacher optimisers.
@@ -165,7 +169,8 @@ func Preset(name, task string) (Config, error) {
 // process, network, batch and iterations but gfn-diffusion's learning
 // settings, where PIS comes from (--mode_fwd pis --lr_policy 1e-3: Adam
 // without weight decay or schedule; log Z is unused; its --clipping of
-// the network's outputs to ±10⁴ is not applied).
+// the network's outputs to ±10⁴, which the base command of its README
+// sets, is DriftClip).
 func PresetFor(name, task string, m Method) (Config, error) {
 	c, err := Preset(name, task)
 	if err != nil {
@@ -175,6 +180,7 @@ func PresetFor(name, task string, m Method) (Config, error) {
 	if m == MethodPIS {
 		c.Student = Optim{LR: c.Student.LR, LogZLR: c.Student.LogZLR}
 		c.Milestones = nil
+		c.DriftClip = 1e4
 	}
 	return c, nil
 }
@@ -253,6 +259,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("diffusion: steps %d must be at least 1", c.Steps)
 	case !(c.Sigma2 > 0):
 		return fmt.Errorf("diffusion: sigma^2 %v must be > 0", c.Sigma2)
+	case !(c.DriftClip >= 0) || math.IsInf(c.DriftClip, 0):
+		return fmt.Errorf("diffusion: drift clip %v must be finite and >= 0 (0: none)", c.DriftClip)
 	case c.Batch < 2:
 		return fmt.Errorf("diffusion: batch %d must be at least 2", c.Batch)
 	case c.Iterations < 1:

@@ -93,7 +93,7 @@ func (p *PIS) Eval(proc Process, net timenet.Net, e energy.Gradient, n int, rng 
 				}
 				z := rng.NormFloat64()
 				eps[r*d+k] = z
-				xn[r*d+k] = float32(float64(xi[r*d+k]) + dt*float64(o[k]) + sd*z)
+				xn[r*d+k] = float32(float64(xi[r*d+k]) + dt*proc.drift(o[k]) + sd*z)
 				lp += z*z + log2Pi + ldt + lv
 			}
 			b.LogPF[r] -= lp / 2
@@ -168,6 +168,9 @@ func (p *PIS) Grad(proc Process, b *Batch) {
 			for k := range d {
 				gk := g[r*d+k]
 				dy[k] = float32(dt * gk)
+				if proc.clipped(o[k]) {
+					dy[k] = 0
+				}
 				if !proc.LearnedVariance {
 					dy[d+k] = 0
 					continue
@@ -209,6 +212,9 @@ func (t *Trainer) iteratePIS() (Iteration, error) {
 		return it, err
 	}
 	a.pis.Grad(t.Proc, &t.batch)
+	if g := nn.GradNorm(a.Params()); math.IsNaN(g) || math.IsInf(g, 0) {
+		return it, &GradientError{Iteration: t.Step, Loss: loss, Norm: g}
+	}
 	a.step(cfg.lrScale(t.Step))
 	it.StudentLoss = loss
 	it.StudentLogZ = float64(a.LogZ.Value[0])

@@ -1,6 +1,8 @@
 package diffusion
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -58,12 +60,14 @@ func TestPISGradient(t *testing.T) {
 		name    string
 		cfg     timenet.Config
 		learned bool
+		clip    float64
 	}{
-		{"pis", timenet.Config{Arch: timenet.PIS, Hidden: 8, Harmonics: 4}, false},
-		{"pis-learned-variance", timenet.Config{Arch: timenet.PIS, Hidden: 8, Harmonics: 4}, true},
-		{"reference", timenet.Config{Hidden: 8, Harmonics: 3}, false},
+		{"pis", timenet.Config{Arch: timenet.PIS, Hidden: 8, Harmonics: 4}, false, 0},
+		{"pis-learned-variance", timenet.Config{Arch: timenet.PIS, Hidden: 8, Harmonics: 4}, true, 0},
+		{"reference", timenet.Config{Hidden: 8, Harmonics: 3}, false, 0},
+		{"pis-clip", timenet.Config{Arch: timenet.PIS, Hidden: 8, Harmonics: 4}, false, 0.5},
 	} {
-		proc := Process{Dim: 2, Steps: 5, Sigma2: 5, LearnedVariance: tc.learned, VarianceRange: 4}
+		proc := Process{Dim: 2, Steps: 5, Sigma2: 5, LearnedVariance: tc.learned, VarianceRange: 4, Clip: tc.clip}
 		net := pisNet(t, tc.cfg, 2, 2, 11)
 		const n, seed = 64, 21
 		var p PIS
@@ -74,6 +78,24 @@ func TestPISGradient(t *testing.T) {
 		loss, err := p.Eval(proc, net, e, n, rand.New(rand.NewPCG(seed, 1)), &b, logR)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if tc.clip > 0 {
+			// Part of the drifts must be clipped, part not.
+			var in, out int
+			for _, o := range p.outs {
+				for r := range n {
+					for k := range 2 {
+						if proc.clipped(o.Row(r)[k]) {
+							out++
+						} else {
+							in++
+						}
+					}
+				}
+			}
+			if in < 50 || out < 50 {
+				t.Fatalf("%s: %d drifts inside, %d clipped; the test needs both", tc.name, in, out)
+			}
 		}
 		p.Grad(proc, &b)
 		if l2 := pisLoss(t, proc, net, e, n, seed); l2 != loss {
@@ -248,5 +270,73 @@ func BenchmarkPIS(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// overflowEnergy is 25GMM whose gradient call number at returns 10³⁰⁰ for
+// row 0, which overflows the float32 backward pass of PIS.
+type overflowEnergy struct {
+	energy.GMM25
+	calls *int
+	at    int
+}
+
+func (e overflowEnergy) GradLogReward(x []float32, logR, grad []float64) error {
+	if err := e.GMM25.GradLogReward(x, logR, grad); err != nil {
+		return err
+	}
+	if *e.calls++; *e.calls == e.at {
+		grad[0] = 1e300
+	}
+	return nil
+}
+
+// TestPISGradientOverflowStops: a non-finite PIS gradient stops the run
+// with a GradientError before the step, so the checkpoint holds the same
+// parameters, bit for bit, as a run of exactly the iterations before it,
+// and Resume continues from there.
+func TestPISGradientOverflowStops(t *testing.T) {
+	cfg := smallConfig(MethodPIS, 40)
+	dir := t.TempDir()
+	o := quick
+	o.OutDir = dir
+	_, err := Run(context.Background(), overflowEnergy{calls: new(int), at: 15}, cfg, o)
+	var ge *GradientError
+	if !errors.As(err, &ge) || ge.Iteration != 14 || !(math.IsNaN(ge.Norm) || math.IsInf(ge.Norm, 1)) {
+		t.Fatalf("error %v, want a GradientError at iteration 14", err)
+	}
+	for _, want := range []string{"iteration 14", "gradient", "checkpoint"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	got, err := Load(dir, energy.GMM25{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := cfg
+	short.Iterations = ge.Iteration
+	want, err := New(energy.GMM25{}, short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !want.Done() {
+		if _, err := want.Iterate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got.Step != want.Step {
+		t.Fatalf("checkpoint at step %d, want %d", got.Step, want.Step)
+	}
+	gp, wp := got.Student.Params(), want.Student.Params()
+	for i := range wp {
+		for j, v := range wp[i].Value {
+			if math.Float32bits(gp[i].Value[j]) != math.Float32bits(v) {
+				t.Fatalf("%s[%d] = %v in the checkpoint, %v without the failing step", wp[i].Name, j, gp[i].Value[j], v)
+			}
+		}
+	}
+	if _, err := Resume(context.Background(), dir, energy.GMM25{}, RunOptions{EvalEvery: 50, EvalSamples: 250, FinalSamples: 500, NoFigures: true}); err != nil {
+		t.Fatalf("resume: %v", err)
 	}
 }

@@ -30,6 +30,10 @@ type Process struct {
 	// log-variance λ = log σ² + VarianceRange·tanh(v); otherwise λ = log σ².
 	LearnedVariance bool
 	VarianceRange   float64 // ρ (4 in the reference code)
+	// Clip > 0 bounds the drift to u = clamp(out, −Clip, Clip), with zero
+	// gradient outside (gfn-diffusion's --clipping, gfn_clip = 10⁴, which
+	// its PIS commands set); 0 leaves the drift unbounded.
+	Clip float64
 }
 
 // Validate reports an invalid process, naming the value.
@@ -41,6 +45,8 @@ func (p Process) Validate() error {
 		return fmt.Errorf("diffusion: steps %d must be at least 1", p.Steps)
 	case !(p.Sigma2 > 0) || math.IsInf(p.Sigma2, 0):
 		return fmt.Errorf("diffusion: sigma^2 %v must be finite and > 0", p.Sigma2)
+	case !(p.Clip >= 0) || math.IsInf(p.Clip, 0):
+		return fmt.Errorf("diffusion: drift clip %v must be finite and >= 0 (0: none)", p.Clip)
 	case p.LearnedVariance && !(p.VarianceRange > 0):
 		return fmt.Errorf("diffusion: variance range %v must be > 0 with a learned variance", p.VarianceRange)
 	}
@@ -57,6 +63,21 @@ func (p Process) Times() []float32 {
 		ts[i] = float32(float64(i) * p.dt())
 	}
 	return ts
+}
+
+// drift is the drift u for a raw output v (clamped to ±Clip if set).
+func (p Process) drift(v float32) float64 {
+	u := float64(v)
+	if p.Clip > 0 {
+		u = max(-p.Clip, min(p.Clip, u))
+	}
+	return u
+}
+
+// clipped reports whether the raw drift output v lies outside ±Clip,
+// where the drift's gradient is zero.
+func (p Process) clipped(v float32) bool {
+	return p.Clip > 0 && math.Abs(float64(v)) > p.Clip
 }
 
 // logVar is λ for a raw output v.
@@ -184,7 +205,7 @@ func (s *Sampler) Forward(p Process, net Policy, n int, opt SampleOptions, rng *
 					v = dt * math.Exp(lv)
 					sd = math.Sqrt(v + f2)
 				}
-				mean := float64(xi[b*d+k]) + dt*float64(o[k])
+				mean := float64(xi[b*d+k]) + dt*p.drift(o[k])
 				x := float32(mean + sd*rng.NormFloat64())
 				xn[b*d+k] = x
 				r := float64(x) - mean

@@ -138,8 +138,12 @@ func TestBridgeMarginals(t *testing.T) {
 // and without exploration) is the one TB.Eval computes from the states.
 func TestSampledLogPFMatchesEval(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, learned := range []bool{false, true} {
-		proc := Process{Dim: 2, Steps: 20, Sigma2: 5, LearnedVariance: learned, VarianceRange: 4}
+	for _, tc := range []struct {
+		learned bool
+		clip    float64
+	}{{false, 0}, {true, 0}, {false, 0.2}, {true, 0.2}} {
+		learned := tc.learned
+		proc := Process{Dim: 2, Steps: 20, Sigma2: 5, LearnedVariance: learned, VarianceRange: 4, Clip: tc.clip}
 		pol := newLinearPolicy(2, rng, 0.3)
 		for _, f := range []float64{0, 0.5} {
 			var s Sampler
@@ -150,7 +154,7 @@ func TestSampledLogPFMatchesEval(t *testing.T) {
 			tb.Eval(proc, pol, 0, &b, make([]float64, b.N), make([]float64, b.N))
 			for r := range b.N {
 				if math.Abs(sampled[r]-b.LogPF[r]) > 1e-6*math.Max(1, math.Abs(sampled[r])) {
-					t.Fatalf("learned %v f %v row %d: sampled log P_F %v, Eval %v", learned, f, r, sampled[r], b.LogPF[r])
+					t.Fatalf("learned %v clip %v f %v row %d: sampled log P_F %v, Eval %v", learned, tc.clip, f, r, sampled[r], b.LogPF[r])
 				}
 			}
 		}
@@ -164,16 +168,41 @@ func tbLoss(proc Process, pol Policy, logZ float64, b *Batch, logR []float64) fl
 }
 
 // TestTBGradient checks Grad against central finite differences of the
-// loss, for fixed and learned variances and both the single-pass and the
+// loss, for fixed and learned variances, with and without a drift clip
+// that bounds part of the outputs, and both the single-pass and the
 // chunked paths (which must also agree with each other).
 func TestTBGradient(t *testing.T) {
-	for _, learned := range []bool{false, true} {
+	for _, tc := range []struct {
+		learned bool
+		clip    float64
+	}{{false, 0}, {true, 0}, {false, 0.25}, {true, 0.25}} {
+		learned := tc.learned
 		rng := rand.New(rand.NewPCG(7, 8))
-		proc := Process{Dim: 2, Steps: 6, Sigma2: 2, LearnedVariance: learned, VarianceRange: 4}
+		proc := Process{Dim: 2, Steps: 6, Sigma2: 2, LearnedVariance: learned, VarianceRange: 4, Clip: tc.clip}
 		pol := newLinearPolicy(2, rng, 0.4)
 		var s Sampler
 		var b Batch
 		s.Forward(proc, pol, 8, SampleOptions{Explore: 0.3}, rng, &b)
+		if tc.clip > 0 {
+			// Part of the drifts must be clipped, part not.
+			var in, out int
+			for i := range proc.Steps {
+				x := nn.Matrix{Rows: b.N, Cols: 2, Data: b.Step(i)}
+				o := pol.Forward(&x, []float32{float32(i) / float32(proc.Steps)})
+				for r := range b.N {
+					for k := range 2 {
+						if proc.clipped(o.Row(r)[k]) {
+							out++
+						} else {
+							in++
+						}
+					}
+				}
+			}
+			if in < 10 || out < 10 {
+				t.Fatalf("clip %v: %d drifts inside, %d clipped; the test needs both", tc.clip, in, out)
+			}
+		}
 		logR := make([]float64, b.N)
 		for r := range logR {
 			logR[r] = rng.NormFloat64() * 3
@@ -201,6 +230,9 @@ func TestTBGradient(t *testing.T) {
 			for i := range q.Value {
 				old := q.Value[i]
 				h := float32(1e-2)
+				if tc.clip > 0 {
+					h = 1e-3 // fewer drifts cross the clip's kink
+				}
 				q.Value[i] = old + h
 				up := tbLoss(proc, pol, float64(logZ.Value[0]), &b, logR)
 				q.Value[i] = old - h
@@ -209,7 +241,7 @@ func TestTBGradient(t *testing.T) {
 				fd := (up - down) / float64(2*h)
 				g := float64(grads[0][k])
 				if math.Abs(fd-g) > 2e-3*math.Max(1, math.Abs(fd)) {
-					t.Errorf("learned %v %s[%d]: gradient %.6g, finite difference %.6g", learned, q.Name, i, g, fd)
+					t.Errorf("learned %v clip %v %s[%d]: gradient %.6g, finite difference %.6g", learned, tc.clip, q.Name, i, g, fd)
 				}
 				k++
 			}

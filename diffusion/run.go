@@ -204,7 +204,8 @@ func (r *runner) run() (*Result, error) {
 		if err != nil {
 			var nf *NonFiniteError
 			var re *RewardError
-			if (errors.As(err, &nf) || errors.As(err, &re)) && opt.OutDir != "" {
+			var ge *GradientError
+			if (errors.As(err, &nf) || errors.As(err, &re) || errors.As(err, &ge)) && opt.OutDir != "" {
 				r.st.Failed = err.Error()
 				return nil, run.SaveFailure(err, r.checkpoint, "iteration", t.Step, opt.OutDir)
 			}

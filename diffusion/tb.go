@@ -138,7 +138,7 @@ func scoreRows(p Process, out *nn.Matrix, b *Batch, i0, k int, logPF []float64) 
 					lv = p.logVar(o[d+c])
 					dtv = dt * math.Exp(lv)
 				}
-				res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*float64(o[c])
+				res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*p.drift(o[c])
 				lp += res*res/dtv + log2Pi + ldt + lv
 			}
 			logPF[r] -= lp / 2
@@ -167,8 +167,11 @@ func gradRows(p Process, out *nn.Matrix, b *Batch, i0, k int, delta []float64, s
 				if p.LearnedVariance {
 					ev = math.Exp(p.logVar(o[d+c]))
 				}
-				res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*float64(o[c])
+				res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*p.drift(o[c])
 				g[c] = float32(w * res / ev)
+				if p.clipped(o[c]) {
+					g[c] = 0
+				}
 				if p.LearnedVariance {
 					th := math.Tanh(float64(o[d+c]))
 					g[d+c] = float32(w * (res*res/(dt*ev) - 1) / 2 * p.VarianceRange * (1 - th*th))

@@ -142,6 +142,21 @@ func (e *NonFiniteError) Error() string {
 	return fmt.Sprintf("diffusion: iteration %d: the energy returned log R = %v for sample %d at x = %v", e.Iteration, e.LogR, e.Row, e.X)
 }
 
+// GradientError reports a loss whose gradient is NaN or infinite (the
+// PIS gradient through a trajectory can overflow): the step is not taken,
+// so the parameters are those before it, and Run stops after a
+// checkpoint. Resuming it draws a fresh batch.
+type GradientError struct {
+	Iteration int
+	Loss      float64
+	Norm      float64 // the gradient's Euclidean norm: NaN or +Inf
+}
+
+// Error names the iteration, the loss and the norm.
+func (e *GradientError) Error() string {
+	return fmt.Sprintf("diffusion: iteration %d: the gradient of the loss %v has norm %v; the step is not taken", e.Iteration, e.Loss, e.Norm)
+}
+
 // New builds a trainer for the energy. It draws the untrained Student's
 // samples that fix the threshold (they cost reward calls, as in the
 // reference code).
@@ -170,7 +185,7 @@ func newTrainer(e energy.Energy, cfg Config) (*Trainer, error) {
 	if e == nil || e.Dim() < 1 {
 		return nil, fmt.Errorf("diffusion: the energy must have a dimension >= 1")
 	}
-	proc := Process{Dim: e.Dim(), Steps: cfg.Steps, Sigma2: cfg.Sigma2, LearnedVariance: cfg.LearnedVariance, VarianceRange: 4}
+	proc := Process{Dim: e.Dim(), Steps: cfg.Steps, Sigma2: cfg.Sigma2, LearnedVariance: cfg.LearnedVariance, VarianceRange: 4, Clip: cfg.DriftClip}
 	if err := proc.Validate(); err != nil {
 		return nil, err
 	}

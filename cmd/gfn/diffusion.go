@@ -105,6 +105,7 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.IntVar(&d.Steps, "steps", d.Steps, "time steps T of a trajectory")
 	fs.Float64Var(&d.Sigma2, "sigma2", d.Sigma2, "diffusion coefficient sigma^2 (t_scale)")
 	fs.BoolVar(&d.LearnedVariance, "learned-variance", d.LearnedVariance, "learn the log-variance (log sigma^2 + 4 tanh v) instead of fixing it")
+	fs.Float64Var(&d.DriftClip, "drift-clip", d.DriftClip, "bound of the network's drift output |u| (0 = none; pis: 1e4, gfn-diffusion's --clipping)")
 	fs.StringVar(&d.Net.Arch, "arch", d.Net.Arch, "network: reference (Fourier-feature MLP) or pis")
 	fs.IntVar(&d.Net.Hidden, "hidden", d.Net.Hidden, "network width")
 	fs.IntVar(&d.Net.Harmonics, "harmonics", d.Net.Harmonics, "Fourier frequencies of the time features (0 = the network width; the released code's --harmonics_dim is 256 whatever the width)")

@@ -100,6 +100,7 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"diffusion-bad-preset", []string{"train", "--task", "manywell", "--preset", "fast"}},
 		{"diffusion-bad-arch", []string{"train", "--task", "25gmm", "--arch", "unet"}},
 		{"diffusion-bad-batch", []string{"train", "--task", "25gmm", "--batch", "1"}},
+		{"diffusion-bad-drift-clip", []string{"train", "--task", "manywell", "--method", "pis", "--drift-clip", "-1"}},
 		{"diffusion-ls-tb", []string{"train", "--task", "manywell", "--method", "tb", "--ls"}},
 		{"diffusion-bad-ratio", []string{"train", "--task", "25gmm", "--ratio", "3:1"}},
 		{"diffusion-bad-reward", []string{"train", "--task", "25gmm", "--teacher-reward", "mine"}},
@@ -337,7 +338,9 @@ func TestDiffusionTrainSampleEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rec struct {
-		Config struct{ Net struct{ Hidden, Harmonics int } }
+		Config struct {
+			Net struct{ Hidden, Harmonics int }
+		}
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "config.json")); err != nil || json.Unmarshal(b, &rec) != nil {
 		t.Fatalf("config.json: %v", err)
