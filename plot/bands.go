@@ -47,8 +47,8 @@ func BandGrid(path string, rows, cols int, panels []BandPanel) error {
 		p.Title.Text = pn.Title
 		p.X.Label.Text = pn.XLabel
 		p.Y.Label.Text = pn.YLabel
-		p.Legend.Top = true
-		p.Legend.Left = true
+		var drawn []plotter.XYs
+		entries := 0
 		p.X.Tick.Marker = distinctTicks{}
 		p.Y.Tick.Marker = distinctTicks{}
 		for k, b := range pn.Bands {
@@ -88,7 +88,10 @@ func BandGrid(path string, rows, cols int, panels []BandPanel) error {
 			l.Width = vg.Points(1.5)
 			p.Add(l)
 			p.Legend.Add(b.Name, l)
+			drawn = append(drawn, line, lo, hi)
+			entries++
 		}
+		placeLegend(p, drawn, entries, false)
 		plots[i/cols][i%cols] = p
 	}
 	for r := range plots {

@@ -100,8 +100,7 @@ func Curves(path, title, xlabel, ylabel string, series []Series, logY bool) erro
 		p.Y.Scale = gplot.LogScale{}
 		p.Y.Tick.Marker = spreadTicks{}
 	}
-	p.Legend.Top = true
-	drawn := 0
+	var drawn []plotter.XYs
 	for i, s := range series {
 		pts := make(plotter.XYs, 0, len(s.X))
 		for k := range s.X {
@@ -123,11 +122,12 @@ func Curves(path, title, xlabel, ylabel string, series []Series, logY bool) erro
 		l.Width = vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(s.Name, l)
-		drawn++
+		drawn = append(drawn, pts)
 	}
-	if drawn == 0 {
+	if len(drawn) == 0 {
 		return ErrNoData
 	}
+	placeLegend(p, drawn, len(drawn), logY)
 	return safefile.Write(path, func(w io.Writer) error {
 		wt, err := p.WriterTo(6*vg.Inch, 4*vg.Inch, "png")
 		if err != nil {
