@@ -154,7 +154,7 @@ type GradientError struct {
 
 // Error names the iteration, the loss and the norm.
 func (e *GradientError) Error() string {
-	return fmt.Sprintf("diffusion: iteration %d: the gradient of the loss %v has norm %v; the step is not taken", e.Iteration, e.Loss, e.Norm)
+	return fmt.Sprintf("diffusion: iteration %d: the gradient of the loss %v has norm %v; the step is not taken (resuming draws a fresh batch)", e.Iteration, e.Loss, e.Norm)
 }
 
 // New builds a trainer for the energy. It draws the untrained Student's
