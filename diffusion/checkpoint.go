@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -256,6 +257,12 @@ func Resume(ctx context.Context, dir string, e energy.Energy, opt RunOptions) (*
 	}
 	if opt.OutDir == "" {
 		opt.OutDir = dir
+	}
+	if c := opt.ResumeDriftClip; c != 0 {
+		if !(c > 0) || math.IsInf(c, 0) {
+			return nil, fmt.Errorf("diffusion: resume drift clip %v must be finite and > 0", c)
+		}
+		t.Cfg.DriftClip, t.Proc.Clip, st.Config.DriftClip = c, c, c
 	}
 	opt.Task, opt.Preset = st.Task, st.Preset
 	opt.EvalEvery, opt.EvalSamples, opt.FinalSamples = st.EvalEvery, st.EvalSamples, st.FinalSamples

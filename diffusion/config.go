@@ -53,7 +53,9 @@ type Config struct {
 	Sigma2          float64 `json:"sigma2"`
 	LearnedVariance bool    `json:"learned_variance,omitempty"`
 	// DriftClip > 0 bounds the drift output to ±DriftClip (Process.Clip);
-	// the pis method's presets set gfn-diffusion's 10⁴.
+	// the paper preset and the pis method set gfn-diffusion's 10⁴. The
+	// bound is inert while |drift| < DriftClip; it keeps an untrained or
+	// diverging policy from overflowing float32 within one trajectory.
 	DriftClip  float64 `json:"drift_clip,omitempty"`
 	Batch      int     `json:"batch"`
 	Iterations int     `json:"iterations"`
@@ -125,10 +127,12 @@ func DefaultConfig() Config { c, _ := Preset("paper", "25gmm"); return c }
 //     width 64 (25GMM) or 256 (Manywell), σ² = 5 on 25GMM, buffers 5,000
 //     / 20,000, batch 300, 25,001 iterations ("identical to Sendera et
 //     al."), and the 3:1:2 ratio, which the released code runs as
-//     --adv_freq 3: the cycle STSBSB. The learning settings stay the
-//     released code's (its optimisers, weight decay and schedule are not
-//     options there, and only that code trains PER and the Teacher): the
-//     rates decay ×0.1 at iterations 19,000 and 23,000.
+//     --adv_freq 3: the cycle STSBSB, and the drift bound ±10⁴ that
+//     every command of Sendera et al.'s README sets (--clipping). The
+//     learning settings stay the released code's (its optimisers, weight
+//     decay and schedule are not options there, and only that code trains
+//     PER and the Teacher): the rates decay ×0.1 at iterations 19,000 and
+//     23,000.
 //
 // Both use the eps method's exploration f = 0.2 decayed to 0 at
 // iteration 5,000 (Sendera et al.'s "TB + expl."), and the Teacher's
@@ -159,6 +163,7 @@ func Preset(name, task string) (Config, error) {
 		}
 		c.Batch, c.Iterations = 300, 25001
 		c.TeacherSchedule = "STSBSB"
+		c.DriftClip = 1e4
 	default:
 		return Config{}, fmt.Errorf("diffusion: preset %q is unknown (allowed: %s)", name, choice.List(Presets))
 	}

@@ -41,6 +41,11 @@ type RunOptions struct {
 	// Progress, if set, receives a progress bar.
 	Progress    io.Writer
 	ProgressTTY bool
+	// ResumeDriftClip, if > 0, is the drift bound of a resumed run from
+	// its checkpoint's iteration on (Config.DriftClip): a run whose
+	// samples overflowed continues with a bound. The checkpoint records
+	// it. Run ignores it.
+	ResumeDriftClip float64
 	// afterCheckpoint, if set, is called after each periodic checkpoint
 	// (tests stop a run there).
 	afterCheckpoint func(step int) error
@@ -202,14 +207,7 @@ func (r *runner) run() (*Result, error) {
 		t0 := time.Now()
 		it, err := t.Iterate()
 		if err != nil {
-			var nf *NonFiniteError
-			var re *RewardError
-			var ge *GradientError
-			if (errors.As(err, &nf) || errors.As(err, &re) || errors.As(err, &ge)) && opt.OutDir != "" {
-				r.st.Failed = err.Error()
-				return nil, run.SaveFailure(err, r.checkpoint, "iteration", t.Step, opt.OutDir)
-			}
-			return nil, err
+			return nil, r.failed(err)
 		}
 		r.st.IterMs = append(r.st.IterMs, float64(time.Since(t0).Microseconds())/1000)
 		r.st.LossSums[0] += it.StudentLoss
@@ -220,7 +218,7 @@ func (r *runner) run() (*Result, error) {
 		if (t.Step-1)%opt.EvalEvery == 0 {
 			p, err := r.point()
 			if err != nil {
-				return nil, err
+				return nil, r.failed(err)
 			}
 			lastELBO = p.ELBO
 		}
@@ -243,6 +241,22 @@ func (r *runner) run() (*Result, error) {
 		fmt.Fprintf(opt.Progress, "evaluating: %d fresh samples\n", opt.FinalSamples)
 	}
 	return r.finish()
+}
+
+// failed returns err, after a checkpoint when err is a failure of the
+// run's state (a non-finite value, an overflow, a failing energy) that a
+// resume can continue from: the checkpoint holds the state before the
+// failing step.
+func (r *runner) failed(err error) error {
+	var nf *NonFiniteError
+	var re *RewardError
+	var ge *GradientError
+	var oe *OverflowError
+	if (errors.As(err, &nf) || errors.As(err, &re) || errors.As(err, &ge) || errors.As(err, &oe)) && r.opt.OutDir != "" {
+		r.st.Failed = err.Error()
+		return run.SaveFailure(err, r.checkpoint, "iteration", r.t.Step, r.opt.OutDir)
+	}
+	return err
 }
 
 // point evaluates the Student after iteration t.Step-1 and appends a row.
@@ -273,7 +287,7 @@ func (r *runner) finish() (*Result, error) {
 	exact := ExactSamples(t.Energy, opt.FinalSamples, r.exactRNG)
 	m, x, err := r.ev.Evaluate(t.Energy, t.Proc, t.Student, opt.FinalSamples, exact, r.evalRNG)
 	if err != nil {
-		return nil, fmt.Errorf("diffusion: final evaluation: %w", err)
+		return nil, r.failed(fmt.Errorf("diffusion: final evaluation: %w", err))
 	}
 	res.Student, res.Exact = append([]float32(nil), x...), exact
 	if t.Teacher != nil {

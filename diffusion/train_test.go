@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -339,4 +340,106 @@ type countingEnergy struct {
 func (c *countingEnergy) LogReward(x []float32, out []float64) error {
 	c.n++
 	return c.GMM25.LogReward(x, out)
+}
+
+// poisonDrift sets the last layer's bias of net to +Inf: every drift
+// output is +Inf, as a policy that has diverged far from the data.
+func poisonDrift(t *testing.T, net timenet.Net) {
+	t.Helper()
+	ps := net.Params()
+	b := ps[len(ps)-1]
+	if len(b.Shape) != 1 {
+		t.Fatalf("last parameter %s has shape %v, want a bias", b.Name, b.Shape)
+	}
+	for i := range b.Value {
+		b.Value[i] = float32(math.Inf(1))
+	}
+}
+
+// TestOverflowStopsWithCheckpoint: a Teacher whose drift overflows stops
+// the run with an OverflowError naming the Teacher (not a NaN blamed on
+// the energy), after a checkpoint; Resume with ResumeDriftClip continues
+// it to the end with finite samples and records the bound.
+func TestOverflowStopsWithCheckpoint(t *testing.T) {
+	cfg := smallConfig(MethodTeacher, 12)
+	// Iteration 0 (S) fills the buffer; the Teacher, poisoned after it,
+	// samples at iteration 1 (T) before any update of its own could turn
+	// the Inf into NaN parameters. Without weight decay, clipped outputs
+	// (zero gradient) keep the bias at Inf after the resume.
+	cfg.Schedule = "ST"
+	cfg.Student.WeightDecay, cfg.Teacher.WeightDecay = 0, 0
+	tr, err := New(energy.GMM25{}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Iterate(); err != nil {
+		t.Fatal(err)
+	}
+	poisonDrift(t, tr.Teacher.Net)
+	dir := t.TempDir()
+	o := quick
+	o.OutDir = dir
+	_, err = newRunner(context.Background(), tr, o).run()
+	var oe *OverflowError
+	if !errors.As(err, &oe) || oe.Sampler != "Teacher" || !strings.Contains(err.Error(), "drift clip") || !strings.Contains(err.Error(), "checkpoint") {
+		t.Fatalf("error %v, want a Teacher OverflowError after a checkpoint", err)
+	}
+	if !math.IsInf(float64(oe.X[0]), 0) && !math.IsNaN(float64(oe.X[0])) {
+		t.Errorf("reported sample %v is finite", oe.X)
+	}
+	_, _, c, step, err := ReadState(dir)
+	if err != nil || step != oe.Iteration || c.DriftClip != 0 {
+		t.Fatalf("checkpoint at step %d with drift clip %v (%v), want step %d, no clip", step, c.DriftClip, err, oe.Iteration)
+	}
+	if _, err := Resume(context.Background(), dir, energy.GMM25{}, RunOptions{ResumeDriftClip: -1}); err == nil || !strings.Contains(err.Error(), "-1") {
+		t.Errorf("resume drift clip -1: error %v, want one naming the value", err)
+	}
+	res, err := Resume(context.Background(), dir, energy.GMM25{}, RunOptions{ResumeDriftClip: 1e4})
+	if err != nil {
+		t.Fatalf("resume with a drift clip: %v", err)
+	}
+	if res.Trainer.Step != cfg.Iterations || res.Trainer.Proc.Clip != 1e4 {
+		t.Errorf("resumed run ended at %d with clip %v, want %d, 1e4", res.Trainer.Step, res.Trainer.Proc.Clip, cfg.Iterations)
+	}
+	for _, v := range res.Teacher {
+		// |x_T| ≤ Σ dt·|u| + noise = 10⁴ + a few σ.
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) || math.Abs(float64(v)) > 1e4+100 {
+			t.Fatalf("clipped Teacher sample %v outside ±(1e4+100)", v)
+		}
+	}
+	if _, _, c, _, _ := ReadState(dir); c.DriftClip != 1e4 {
+		t.Errorf("final checkpoint drift clip %v, want 1e4", c.DriftClip)
+	}
+}
+
+// TestOverflowInEvaluation: an evaluation of an overflowing Student names
+// the evaluation and the Student.
+func TestOverflowInEvaluation(t *testing.T) {
+	tr, err := New(energy.GMM25{}, smallConfig(MethodTB, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	poisonDrift(t, tr.Student.Net)
+	var ev Evaluator
+	_, _, err = ev.Evaluate(tr.Energy, tr.Proc, tr.Student, 50, nil, rand.New(rand.NewPCG(1, 2)))
+	var oe *OverflowError
+	if !errors.As(err, &oe) || oe.Iteration != -1 || !strings.HasPrefix(err.Error(), "diffusion: evaluation: the Student's sample 0") {
+		t.Fatalf("error %v, want an evaluation OverflowError of the Student's sample 0", err)
+	}
+}
+
+// TestPaperPresetBoundsDrift: the paper preset bounds the drift of every
+// method to gfn-diffusion's ±10⁴; the reference preset leaves it free.
+func TestPaperPresetBoundsDrift(t *testing.T) {
+	for _, task := range []string{"25gmm", "manywell"} {
+		for _, m := range []Method{MethodTB, MethodTeacher, MethodPIS} {
+			c, err := PresetFor("paper", task, m)
+			if err != nil || c.DriftClip != 1e4 {
+				t.Errorf("paper %s %s: drift clip %v (%v), want 1e4", task, m, c.DriftClip, err)
+			}
+		}
+		if c, _ := PresetFor("reference", task, MethodTeacher); c.DriftClip != 0 {
+			t.Errorf("reference %s teacher: drift clip %v, want 0", task, c.DriftClip)
+		}
+	}
 }

@@ -142,6 +142,41 @@ func (e *NonFiniteError) Error() string {
 	return fmt.Sprintf("diffusion: iteration %d: the energy returned log R = %v for sample %d at x = %v", e.Iteration, e.LogR, e.Row, e.X)
 }
 
+// OverflowError reports a sampled state that left the float32 range: the
+// named sampler's drift grew without bound along a trajectory (an
+// untrained or diverging policy far from the data can grow like −K·x with
+// K·dt ≫ 2, doubling |x| at every step). Config.DriftClip bounds it; Run
+// stops after a checkpoint, from which Resume can continue with
+// RunOptions.ResumeDriftClip.
+type OverflowError struct {
+	Iteration int    // the training iteration; −1 in an evaluation
+	Sampler   string // "Student" or "Teacher"
+	Row       int
+	X         []float32
+}
+
+// Error names the sampler, the sample and the remedy.
+func (e *OverflowError) Error() string {
+	at := fmt.Sprintf("iteration %d", e.Iteration)
+	if e.Iteration < 0 {
+		at = "evaluation"
+	}
+	return fmt.Sprintf("diffusion: %s: the %s's sample %d overflowed (x = %v): its drift grew without bound; bound it with a drift clip (Config.DriftClip, gfn train --drift-clip 1e4)", at, e.Sampler, e.Row, e.X)
+}
+
+// overflowed returns the first of the n rows of x (dimension d) with a
+// NaN or infinite coordinate, or −1.
+func overflowed(x []float32, n, d int) int {
+	for r := range n {
+		for _, v := range x[r*d : (r+1)*d] {
+			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+				return r
+			}
+		}
+	}
+	return -1
+}
+
 // GradientError reports a loss whose gradient is NaN or infinite (the
 // PIS gradient through a trajectory can overflow): the step is not taken,
 // so the parameters are those before it, and Run stops after a
@@ -167,7 +202,7 @@ func New(e energy.Energy, cfg Config) (*Trainer, error) {
 	}
 	// The threshold: a percentile of the untrained Student's log R.
 	t.Student.sampler.Forward(t.Proc, t.Student.Net, cfg.Batch, SampleOptions{}, t.rng, &t.batch)
-	if err := t.rewards(t.batch.Final(), cfg.Batch); err != nil {
+	if err := t.rewards(t.batch.Final(), cfg.Batch, "Student"); err != nil {
 		return nil, err
 	}
 	if t.Threshold, err = teacher.Percentile(t.logR, cfg.Percentile); err != nil {
@@ -226,9 +261,13 @@ func newTrainer(e energy.Energy, cfg Config) (*Trainer, error) {
 // Done reports whether the run has taken its iterations.
 func (t *Trainer) Done() bool { return t.Step >= t.Cfg.Iterations }
 
-// rewards sets t.logR to log R of the n rows of x, counting the calls and
-// checking every value.
-func (t *Trainer) rewards(x []float32, n int) error {
+// rewards sets t.logR to log R of the n rows of x, which sampler drew,
+// counting the calls and checking every state and value.
+func (t *Trainer) rewards(x []float32, n int, sampler string) error {
+	d := t.Proc.Dim
+	if r := overflowed(x, n, d); r >= 0 {
+		return &OverflowError{Iteration: t.Step, Sampler: sampler, Row: r, X: append([]float32(nil), x[r*d:(r+1)*d]...)}
+	}
 	t.logR = growF(t.logR, n)
 	if err := t.Energy.LogReward(x[:n*t.Proc.Dim], t.logR); err != nil {
 		return &RewardError{Iteration: t.Step, Err: err}
@@ -263,7 +302,7 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		// Record the pass: the Student's TB step then reuses it.
 		opt := SampleOptions{Explore: cfg.explore(t.Step), Record: t.Student.tb.MaxRows == 0 && !t.noRecord}
 		t.Student.sampler.Forward(t.Proc, t.Student.Net, cfg.Batch, opt, t.rng, &t.batch)
-		if err := t.rewards(t.batch.Final(), cfg.Batch); err != nil {
+		if err := t.rewards(t.batch.Final(), cfg.Batch, "Student"); err != nil {
 			return it, err
 		}
 	case teacher.Teacher:
@@ -415,7 +454,7 @@ func (t *Trainer) teacherExplore() (int, error) {
 	cfg, d := t.Cfg, t.Proc.Dim
 	a := t.Teacher
 	a.sampler.Forward(t.Proc, a.Net, cfg.Batch, SampleOptions{}, t.rng, &a.batch)
-	if err := t.rewards(a.batch.Final(), cfg.Batch); err != nil {
+	if err := t.rewards(a.batch.Final(), cfg.Batch, "Teacher"); err != nil {
 		return 0, err
 	}
 	fin := a.batch.Final()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -105,7 +106,7 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.IntVar(&d.Steps, "steps", d.Steps, "time steps T of a trajectory")
 	fs.Float64Var(&d.Sigma2, "sigma2", d.Sigma2, "diffusion coefficient sigma^2 (t_scale)")
 	fs.BoolVar(&d.LearnedVariance, "learned-variance", d.LearnedVariance, "learn the log-variance (log sigma^2 + 4 tanh v) instead of fixing it")
-	fs.Float64Var(&d.DriftClip, "drift-clip", d.DriftClip, "bound of the network's drift output |u| (0 = none; pis: 1e4, gfn-diffusion's --clipping)")
+	fs.Float64Var(&d.DriftClip, "drift-clip", d.DriftClip, "bound of the network's drift output |u| (0 = none; gfn-diffusion's --clipping is 1e4); with --resume, the bound from the checkpoint's iteration on (a run whose samples overflowed continues with one)")
 	fs.StringVar(&d.Net.Arch, "arch", d.Net.Arch, "network: reference (Fourier-feature MLP) or pis")
 	fs.IntVar(&d.Net.Hidden, "hidden", d.Net.Hidden, "network width")
 	fs.IntVar(&d.Net.Harmonics, "harmonics", d.Net.Harmonics, "Fourier frequencies of the time features (0 = the network width; the released code's --harmonics_dim is 256 whatever the width)")
@@ -143,6 +144,11 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		return err
 	}
+	if resume != "" {
+		if err := checkResumeFlags(fs, resume, taskName, "preset", "drift-clip"); err != nil {
+			return err
+		}
+	}
 	var e energy.Energy
 	if u == nil {
 		if e, err = energy.Named(taskName); err != nil {
@@ -178,6 +184,12 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 			dir = *out
 		}
 		opt.OutDir = dir
+		if flagGiven(fs, "drift-clip") {
+			if !(d.DriftClip > 0) || math.IsInf(d.DriftClip, 0) {
+				return usagef("--drift-clip %v: a resumed run's drift bound must be finite and > 0", d.DriftClip)
+			}
+			opt.ResumeDriftClip = d.DriftClip
+		}
 		_, _, cfg, step, _ := diffusion.ReadState(resume)
 		if u != nil {
 			if err := u.start(ctx, dir); err != nil {
@@ -188,7 +200,7 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		fmt.Fprintf(stdout, "gfn train: resuming %s (%s, method %s, seed %d) at iteration %d of %d\n", resume, taskName, cfg.Method, cfg.Seed, step, cfg.Iterations)
 		if res, err = diffusion.Resume(ctx, resume, e, opt); err != nil {
-			return u.failed(err, dir)
+			return overflowHint(u.failed(err, dir), dir)
 		}
 	} else {
 		d.Method = diffusion.Method(*method)
@@ -239,7 +251,7 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stdout, "gfn train: %s (d = %d), method %s, preset %s, seed %d, %d iterations of %d trajectories (T = %d)\n",
 			taskName, e.Dim(), d.Method, preset, d.Seed, d.Iterations, d.Batch, d.Steps)
 		if res, err = diffusion.Run(ctx, e, d, opt); err != nil {
-			return u.failed(err, dir)
+			return overflowHint(u.failed(err, dir), dir)
 		}
 	}
 	printDiffusionSummary(stdout, &res.Summary, opt.OutDir)
@@ -402,4 +414,17 @@ func parseInts(s string) ([]int, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// overflowHint adds to a diffusion run's overflow the command that
+// continues it with the drift bounded.
+func overflowHint(err error, dir string) error {
+	var oe *diffusion.OverflowError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	if _, _, _, step, e := diffusion.ReadState(dir); e == nil {
+		return fmt.Errorf("%w\n  gfn train --resume %s --drift-clip 1e4 continues from iteration %d with the drift bounded", err, dir, step)
+	}
+	return err
 }

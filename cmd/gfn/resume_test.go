@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -210,5 +212,57 @@ func TestSequenceSIGKILLResume(t *testing.T) {
 	}
 	if x, y := withoutLastColumn(t, filepath.Join(full, "metrics.csv")), withoutLastColumn(t, filepath.Join(part, "metrics.csv")); x != y {
 		t.Errorf("metrics.csv differs:\n%s\nvs\n%s", x, y)
+	}
+}
+
+// TestResumeRefusesSettingFlags: a setting flag beside --resume, which the
+// checkpoint's settings would silently override, is a usage error naming
+// it and the flags allowed, in every family; so is another task. The
+// allowed ones pass the check (the finished run is then refused).
+func TestResumeRefusesSettingFlags(t *testing.T) {
+	root := t.TempDir()
+	runs := []struct {
+		family string
+		train  []string
+	}{
+		{"grid", []string{"--side", "4", "--hidden", "16", "--reward-calls", "320", "--eval-samples", "0"}},
+		{"diffusion", []string{"--task", "25gmm", "--method", "tb", "--hidden", "16", "--steps", "5", "--batch", "16",
+			"--iterations", "3", "--eval-samples", "20", "--final-samples", "20"}},
+		{"seq", []string{"--task", "tfbind8", "--method", "tb", "--rounds", "2", "--eval-every", "1", "--eval-samples", "16"}},
+	}
+	var all strings.Builder
+	for _, r := range runs {
+		dir := filepath.Join(root, r.family)
+		if _, stderr, err := runCLI(append([]string{"train", "--out", dir, "--quiet"}, r.train...)...); err != nil {
+			t.Fatalf("%s run: %v\n%s", r.family, err, stderr)
+		}
+		for _, extra := range [][]string{{"--lr", "0.5", "--seed", "7"}, {"--task", "rna"}} {
+			_, _, err := runCLI(append([]string{"train", "--resume", dir}, extra...)...)
+			var ue usageError
+			if !errors.As(err, &ue) {
+				t.Errorf("%s %v: error %v, want a usage error", r.family, extra, err)
+				continue
+			}
+			fmt.Fprintf(&all, "%s %s: %s\n", r.family, strings.Join(extra, " "), strings.ReplaceAll(err.Error(), root, "ROOT"))
+		}
+		_, _, err := runCLI("train", "--resume", dir, "--quiet", "--out", dir)
+		if err == nil || !strings.Contains(err.Error(), "finished") {
+			t.Errorf("%s: resume with allowed flags: %v, want the finished run refused", r.family, err)
+		}
+	}
+	golden(t, "resume-flags", all.String())
+	// --drift-clip is a diffusion resume's setting, checked.
+	_, _, err := runCLI("train", "--resume", filepath.Join(root, "diffusion"), "--drift-clip", "0")
+	if err == nil || !strings.Contains(err.Error(), "--drift-clip 0") {
+		t.Errorf("resume --drift-clip 0: %v", err)
+	}
+	// An overflow names the command that continues the run with a bound.
+	dir := filepath.Join(root, "diffusion")
+	err = overflowHint(fmt.Errorf("x: %w", &diffusion.OverflowError{Iteration: 2, Sampler: "Teacher"}), dir)
+	if want := "gfn train --resume " + dir + " --drift-clip 1e4 continues from iteration 3"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("overflow error %v lacks %q", err, want)
+	}
+	if err := overflowHint(errors.New("other"), dir); err.Error() != "other" {
+		t.Errorf("another error became %v", err)
 	}
 }

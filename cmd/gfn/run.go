@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -123,4 +124,38 @@ func (l *intList) Set(v string) error {
 	}
 	*l = out
 	return nil
+}
+
+// resumeFlags are the flags that still apply to a resumed run of any
+// family: where it goes, how it reports, and a reward program's command.
+var resumeFlags = []string{"resume", "out", "quiet", "cpuprofile", "reward-cmd", "reward-timeout"}
+
+// checkResumeFlags returns a usage error naming the flags given beside
+// --resume that a resumed run would ignore (its settings come from its
+// checkpoint); also are the family's further flags that still apply.
+// A --task other than the checkpoint's task is refused too.
+func checkResumeFlags(fs *flag.FlagSet, dir, task string, also ...string) error {
+	var allowed []string
+	for _, name := range append(slices.Clone(resumeFlags), also...) {
+		if fs.Lookup(name) != nil {
+			allowed = append(allowed, name)
+		}
+	}
+	var bad []string
+	fs.Visit(func(f *flag.Flag) {
+		switch {
+		case f.Name == "task":
+			if v := f.Value.String(); v != task {
+				bad = append(bad, fmt.Sprintf("--task %s (the run in %s is %s)", v, dir, task))
+			}
+		case !slices.Contains(allowed, f.Name):
+			bad = append(bad, "--"+f.Name)
+		}
+	})
+	if len(bad) == 0 {
+		return nil
+	}
+	slices.Sort(allowed)
+	return usagef("%s: a resumed run keeps the settings of its checkpoint (allowed with --resume: --%s)",
+		strings.Join(bad, ", "), strings.Join(allowed, ", --"))
 }

@@ -119,6 +119,11 @@ func trainSeq(ctx context.Context, args []string, stdout, stderr io.Writer, u *u
 	if err := u.checkFlags(fs); err != nil {
 		return err
 	}
+	if resume != "" {
+		if err := checkResumeFlags(fs, resume, taskName); err != nil {
+			return err
+		}
+	}
 	opt := seqtrain.RunOptions{Task: task.Name(), EvalEvery: *evalEvery, EvalSamples: *evalSamples, CheckpointEvery: *ckEvery}
 	if !*quiet {
 		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)

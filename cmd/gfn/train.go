@@ -117,6 +117,9 @@ func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *
 		return err
 	}
 	if *resume != "" {
+		if err := checkResumeFlags(fs, *resume, "hypergrid", "checkpoint-every"); err != nil {
+			return err
+		}
 		if !flagGiven(fs, "checkpoint-every") {
 			*ckEvery = 0 // the run's own
 		}
