@@ -376,7 +376,28 @@ type DiffusionResult struct {
 	// Last is the run's last periodic evaluation (the last row of its
 	// metrics.csv; NaN metrics and zero counts for a run without curve).
 	Last DiffusionEval
+	// StartELBO is the ELBO of the run's untrained sampler: its first
+	// evaluation, the first row (step 0) of its metrics.csv; NaN for a
+	// run without one (SMC, GGNS) and in a results.csv of a version
+	// before this column.
+	StartELBO float64
+	// DivergedAt is the iteration a diverged run diverged at (see
+	// Diverged), 0 for a run that did not diverge.
+	DivergedAt int
 }
+
+// Diverged reports whether the run diverged: the ELBO of its final
+// evaluation is below StartELBO, its untrained sampler's, so training made
+// it worse than where it started (a Manywell PIS run whose loss blows up
+// late in training ends at an ELBO of −71,207 where converged seeds reach
+// ~161). DivergedAt is then the step of the first metrics.csv row after
+// which the ELBO stays below StartELBO to the end (the row after the last
+// one at or above it; a NaN ELBO counts as below), or the run's length
+// when its last periodic evaluation was still at or above StartELBO.
+// WriteDiffusionMarkdown leaves a diverged run out of the means and stds
+// (of both tables) and names it below the table; DiffusionFigures leaves
+// it out of the mean curves; results.csv keeps it.
+func (r DiffusionResult) Diverged() bool { return r.DivergedAt > 0 }
 
 // DiffusionEval is one evaluation of a Student: its metrics, the step it
 // was taken at and its number of samples.
@@ -408,23 +429,20 @@ func lastEval(dir string) (DiffusionEval, error) {
 	return e, nil
 }
 
-// collectDiffusion reads the summaries of the jobs that have finished. A
-// run of another preset or length than the table's (a --quick run left in
-// the same directory, say) is an error: it must not be averaged in.
+// collectDiffusion reads the summaries of the jobs that have finished, and
+// judges whether each diverged (DiffusionResult.Diverged). A run of
+// another preset or length than the table's (a --quick run left in the
+// same directory, say) is an error: it must not be averaged in.
 func collectDiffusion(table, preset string, jobs []DiffusionJob) ([]DiffusionResult, error) {
 	var rs []DiffusionResult
 	for _, j := range jobs {
 		path := filepath.Join(j.Dir, "summary.json")
-		b, err := os.ReadFile(path)
+		s, err := readDiffusionSummary(j.Dir)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return nil, err
-		}
-		var s diffusion.Summary
-		if err := json.Unmarshal(b, &s); err != nil {
-			return nil, fmt.Errorf("bench: %s: %w", path, err)
 		}
 		if s.Preset != preset || s.Steps != j.Iterations {
 			return nil, fmt.Errorf("bench: %s: a run of preset %q with %d iterations, but the table wants preset %q with %d (a --quick run? use another --out)",
@@ -442,6 +460,9 @@ func collectDiffusion(table, preset string, jobs []DiffusionJob) ([]DiffusionRes
 		if r.Last, err = lastEval(j.Dir); err != nil {
 			return nil, err
 		}
+		if r.StartELBO, r.DivergedAt, err = runDivergence(j.Dir, s.ELBO, s.Steps); err != nil {
+			return nil, err
+		}
 		rs = append(rs, r)
 	}
 	return rs, nil
@@ -449,13 +470,20 @@ func collectDiffusion(table, preset string, jobs []DiffusionJob) ([]DiffusionRes
 
 var diffusionHeader = []string{"table", "task", "method", "preset", "seed", "steps", "reward_calls",
 	"elbo", "elbo_is", "eubo", "w2", "log_z", "eval_samples", "wall_seconds", "ms_per_iter_mean",
-	"last_step", "last_samples", "last_elbo", "last_elbo_is", "last_eubo", "last_w2"}
+	"last_step", "last_samples", "last_elbo", "last_elbo_is", "last_eubo", "last_w2",
+	"start_elbo", "diverged_at"}
 
 // diffusionHeaderV1 is results.csv's header before the last-evaluation
-// columns, still read.
-var diffusionHeaderV1 = diffusionHeader[:15]
+// columns, and diffusionHeaderV2 before the divergence columns; both are
+// still read.
+var (
+	diffusionHeaderV1 = diffusionHeader[:15]
+	diffusionHeaderV2 = diffusionHeader[:21]
+)
 
-// WriteDiffusionCSV writes results.csv (empty cells for missing values).
+// WriteDiffusionCSV writes results.csv, one row per run, diverged ones
+// included (empty cells for missing values; diverged_at is empty for a run
+// that did not diverge).
 func WriteDiffusionCSV(w io.Writer, rs []DiffusionResult) error {
 	cw := csv.NewWriter(w)
 	cw.Write(diffusionHeader)
@@ -466,25 +494,37 @@ func WriteDiffusionCSV(w io.Writer, rs []DiffusionResult) error {
 		return strconv.FormatFloat(v, 'g', 10, 64)
 	}
 	for _, r := range rs {
+		divergedAt := ""
+		if r.Diverged() {
+			divergedAt = strconv.Itoa(r.DivergedAt)
+		}
 		cw.Write([]string{r.Table, r.Task, r.Method, r.Preset, strconv.Itoa(r.Seed), strconv.Itoa(r.Steps), strconv.Itoa(r.RewardCalls),
 			f(r.ELBO), f(r.ELBOIS), f(r.EUBO), f(r.W2), f(r.LogZ), strconv.Itoa(r.Samples), f(r.WallSeconds), f(r.MsPerIterMean),
-			strconv.Itoa(r.Last.Step), strconv.Itoa(r.Last.Samples), f(r.Last.ELBO), f(r.Last.ELBOIS), f(r.Last.EUBO), f(r.Last.W2)})
+			strconv.Itoa(r.Last.Step), strconv.Itoa(r.Last.Samples), f(r.Last.ELBO), f(r.Last.ELBOIS), f(r.Last.EUBO), f(r.Last.W2),
+			f(r.StartELBO), divergedAt})
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
 // ReadDiffusionCSV reads what WriteDiffusionCSV wrote, and the files of
-// earlier versions without the last-evaluation columns (NaN there).
+// earlier versions without the last-evaluation columns (NaN there) or
+// without the divergence columns (a NaN start ELBO; no run diverged).
 func ReadDiffusionCSV(r io.Reader) ([]DiffusionResult, error) {
 	rows, err := csv.NewReader(r).ReadAll()
 	if err != nil {
 		return nil, err
 	}
 	if len(rows) > 0 && slices.Equal(rows[0], diffusionHeaderV1) {
-		rows[0] = diffusionHeader
+		rows[0] = diffusionHeaderV2
 		for i := 1; i < len(rows); i++ {
 			rows[i] = append(rows[i], "0", "0", "", "", "", "")
+		}
+	}
+	if len(rows) > 0 && slices.Equal(rows[0], diffusionHeaderV2) {
+		rows[0] = diffusionHeader
+		for i := 1; i < len(rows); i++ {
+			rows[i] = append(rows[i], "", "")
 		}
 	}
 	var buf bytes.Buffer
@@ -494,7 +534,8 @@ func ReadDiffusionCSV(r io.Reader) ([]DiffusionResult, error) {
 			RewardCalls: c.int(row[6]), ELBO: c.float(row[7]), ELBOIS: c.float(row[8]), EUBO: c.float(row[9]), W2: c.float(row[10]),
 			LogZ: c.float(row[11]), Samples: c.int(row[12]), WallSeconds: c.float(row[13]), MsPerIterMean: c.float(row[14]),
 			Last: DiffusionEval{Step: c.int(row[15]), Samples: c.int(row[16]), ELBO: c.float(row[17]), ELBOIS: c.float(row[18]),
-				EUBO: c.float(row[19]), W2: c.float(row[20])}}
+				EUBO: c.float(row[19]), W2: c.float(row[20])},
+			StartELBO: c.float(row[21]), DivergedAt: c.optionalInt(row[22])}
 	})
 }
 
@@ -560,6 +601,12 @@ var w2Sampler = map[string]string{
 // WriteDiffusionMarkdown writes one table per task: mean ± population std
 // over seeds of ELBO, ELBO-IS, EUBO and W2 next to the paper's numbers,
 // with the paper's quoted rows, then the run times and the command.
+// Diverged runs (DiffusionResult.Diverged) are left out of the means and
+// stds of both tables (the final and the last periodic evaluation),
+// counted beside the runs ("2 (+1 diverged)"; a row whose runs all
+// diverged shows "diverged" in place of its numbers) and named below the
+// table with the iteration they diverged at; the run-time table counts
+// every run.
 func WriteDiffusionMarkdown(w io.Writer, rep DiffusionReport, rs []DiffusionResult) {
 	paper := PaperDiffusion()
 	byTask := map[string][]DiffusionResult{}
@@ -583,6 +630,11 @@ func WriteDiffusionMarkdown(w io.Writer, rep DiffusionReport, rs []DiffusionResu
 		"(lower is better); W2 is the 2-Wasserstein distance (exact optimal transport, squared Euclidean cost) "+
 		"between the Student's samples and exact samples; \"W2 (paper)\" is the paper's column headed W2², which "+
 		"holds W2: its header values, two exact sets' distance, are W2.\n", rep.Preset)
+	if slices.ContainsFunc(rs, DiffusionResult.Diverged) {
+		fmt.Fprintln(w, "\nA run diverged when its final ELBO is below its untrained sampler's (the ELBO of its first evaluation, "+
+			"at step 0): it is left out of the means and stds (\"2 (+1 diverged)\" counts it beside the runs kept) and of the "+
+			"figures' mean curves, and named below its table with the iteration from which its ELBO stayed below the start.")
+	}
 	if rep.Quick {
 		fmt.Fprintln(w, "\n**Smoke run (--quick)**: a tiny network and budget; not comparable with the paper.")
 	}
@@ -628,20 +680,27 @@ func WriteDiffusionMarkdown(w io.Writer, rep DiffusionReport, rs []DiffusionResu
 		// (quoted ones, and measured methods it reports), then measured
 		// methods it lacks. ev picks the evaluation of a run; a run
 		// without one (Samples 0) is left out; the first table (final,
-		// with the quoted rows) numbers the paper's notes.
-		table := func(ev func(DiffusionResult) DiffusionEval, final bool) {
+		// with the quoted rows) numbers the paper's notes. Diverged runs
+		// are counted, not averaged; table returns them in row order.
+		table := func(ev func(DiffusionResult) DiffusionEval, final bool) (diverged []DiffusionResult) {
 			fmt.Fprintln(w, "| method | runs | ELBO | ELBO (paper) | ELBO-IS | ELBO-IS (paper) | EUBO | EUBO (paper) | W2 | W2 (paper) |")
 			fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 			line := func(method string, p *PaperDiffusionRow) {
 				var got []DiffusionEval
+				var div []DiffusionResult
 				for _, r := range measured[method] {
-					if e := ev(r); final || e.Samples > 0 {
+					switch e := ev(r); {
+					case !final && e.Samples == 0:
+					case r.Diverged():
+						div = append(div, r)
+					default:
 						got = append(got, e)
 					}
 				}
-				if !final && len(got) == 0 {
+				if !final && len(got)+len(div) == 0 {
 					return
 				}
+				diverged = append(diverged, div...)
 				if p == nil {
 					p = &PaperDiffusionRow{ELBO: Stat{math.NaN(), math.NaN()}, ELBOIS: Stat{math.NaN(), math.NaN()},
 						EUBO: Stat{math.NaN(), math.NaN()}, W2: Stat{math.NaN(), math.NaN()}}
@@ -652,7 +711,10 @@ func WriteDiffusionMarkdown(w io.Writer, rep DiffusionReport, rs []DiffusionResu
 					name += fmt.Sprintf(" [%d]", len(notes))
 				}
 				runs := strconv.Itoa(len(got))
-				quoted := p.Quoted && len(got) == 0
+				if len(div) > 0 {
+					runs += fmt.Sprintf(" (+%d diverged)", len(div))
+				}
+				quoted := p.Quoted && len(got)+len(div) == 0
 				if quoted {
 					runs = "quoted from the paper, not run here"
 				}
@@ -674,8 +736,11 @@ func WriteDiffusionMarkdown(w io.Writer, rep DiffusionReport, rs []DiffusionResu
 						}
 					}
 					mc := measuredCell(v, c.paper, c.prec)
-					if quoted {
+					switch {
+					case quoted:
 						mc = ""
+					case len(got) == 0: // every run diverged
+						mc = "diverged"
 					}
 					cells = append(cells, mc, paperCell(c.paper, c.prec))
 				}
@@ -689,14 +754,21 @@ func WriteDiffusionMarkdown(w io.Writer, rep DiffusionReport, rs []DiffusionResu
 			for _, m := range extra {
 				line(m, nil)
 			}
+			return diverged
 		}
-		table(func(r DiffusionResult) DiffusionEval {
+		diverged := table(func(r DiffusionResult) DiffusionEval {
 			return DiffusionEval{ELBO: r.ELBO, ELBOIS: r.ELBOIS, EUBO: r.EUBO, W2: r.W2, Step: r.Steps, Samples: r.Samples}
 		}, true)
 		if len(notes) > 0 {
 			fmt.Fprintln(w)
 			for _, n := range notes {
 				fmt.Fprintln(w, n)
+			}
+		}
+		if len(diverged) > 0 {
+			fmt.Fprintln(w)
+			for _, r := range diverged {
+				fmt.Fprintln(w, divergenceNote(r))
 			}
 		}
 		samples, lastSamples, lastStep := 0, 0, 0
@@ -710,7 +782,13 @@ func WriteDiffusionMarkdown(w io.Writer, rep DiffusionReport, rs []DiffusionResu
 				"as many), the evaluation the paper's numbers likely come from: the released code logs its final evaluation to "+
 				"wandb at step 1 after steps up to the last iteration, which wandb drops, so a run's recorded values are its "+
 				"last periodic ones.\n\n", lastStep, lastSamples)
-			table(func(r DiffusionResult) DiffusionEval { return r.Last }, false)
+			if diverged := table(func(r DiffusionResult) DiffusionEval { return r.Last }, false); len(diverged) > 0 {
+				var names []string
+				for _, r := range diverged {
+					names = append(names, fmt.Sprintf("%s seed %d (diverged at iteration %s)", r.Method, r.Seed, groupDigits(r.DivergedAt)))
+				}
+				fmt.Fprintf(w, "\nLeft out here as well: %s.\n", strings.Join(names, ", "))
+			}
 		}
 	}
 	// The table's cost: runs go J at a time, so its elapsed time is about

@@ -38,22 +38,24 @@ func spansDecades(ss []plot.Series) bool {
 	return hi > 10*lo
 }
 
-// DiffusionFigures draws, for every task of the finished jobs, the
-// Student's log Z − ELBO and EUBO − log Z against iterations per method
-// (mean over seeds; log scale when the values span orders of magnitude, as
-// the methods' do in the paper),
-// and copies the samples.png of each method's first finished seed, so that
-// the figures directory stands without the runs. It returns the files
-// written.
-func DiffusionFigures(dir string, jobs []DiffusionJob) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
+// meanCurve is the mean curve of one method on one task over the runs
+// that did not diverge.
+type meanCurve struct {
+	task, method   string
+	diffusionCurve              // sums over the runs kept until divided, then means
+	runs, diverged int          // runs averaged, runs left out
+	first          DiffusionJob // the lowest seed kept (Dir "" when none)
+}
+
+// meanDiffusionCurves averages, per task and method in the order of the
+// jobs, the ELBO and EUBO curves of the finished jobs' runs over the steps
+// they all reached, leaving out the runs that diverged (the rule of
+// DiffusionResult.Diverged). A method whose runs all diverged has a curve
+// of no steps.
+func meanDiffusionCurves(jobs []DiffusionJob) ([]*meanCurve, error) {
 	type key struct{ task, method string }
-	sum := map[key]*diffusionCurve{}
-	count := map[key]int{}
-	first := map[key]DiffusionJob{}
-	var order []key
+	byKey := map[key]*meanCurve{}
+	var curves []*meanCurve
 	for _, j := range jobs {
 		if !exists(filepath.Join(j.Dir, "summary.json")) {
 			continue // not finished: its metrics.csv may be stale
@@ -61,26 +63,63 @@ func DiffusionFigures(dir string, jobs []DiffusionJob) ([]string, error) {
 		if !exists(filepath.Join(j.Dir, "metrics.csv")) {
 			continue // a sampler without training (smc, ggns) has no curve
 		}
+		s, err := readDiffusionSummary(j.Dir)
+		if err != nil {
+			return nil, err
+		}
 		c, err := readDiffusionCurve(j.Dir)
 		if err != nil {
 			return nil, err
 		}
 		k := key{j.Task, j.Method}
-		if s, ok := sum[k]; ok {
-			n := min(len(s.step), len(c.step))
-			for i := range n {
-				s.elbo[i] += c.elbo[i]
-				s.eubo[i] += c.eubo[i]
-			}
-			s.step, s.elbo, s.eubo = s.step[:n], s.elbo[:n], s.eubo[:n]
-			if j.Seed < first[k].Seed {
-				first[k] = j
-			}
-		} else {
-			sum[k], first[k] = &c, j
-			order = append(order, k)
+		m, ok := byKey[k]
+		if !ok {
+			m = &meanCurve{task: j.Task, method: j.Method}
+			byKey[k] = m
+			curves = append(curves, m)
 		}
-		count[k]++
+		if _, at := divergedAt(c.step, c.elbo, s.ELBO, s.Steps); at > 0 {
+			m.diverged++
+			continue
+		}
+		if m.runs == 0 {
+			m.diffusionCurve, m.first = c, j
+		} else {
+			n := min(len(m.step), len(c.step))
+			for i := range n {
+				m.elbo[i] += c.elbo[i]
+				m.eubo[i] += c.eubo[i]
+			}
+			m.step, m.elbo, m.eubo = m.step[:n], m.elbo[:n], m.eubo[:n]
+			if j.Seed < m.first.Seed {
+				m.first = j
+			}
+		}
+		m.runs++
+	}
+	for _, m := range curves {
+		for i := range m.step {
+			m.elbo[i] /= float64(m.runs)
+			m.eubo[i] /= float64(m.runs)
+		}
+	}
+	return curves, nil
+}
+
+// DiffusionFigures draws, for every task of the finished jobs, the
+// Student's log Z − ELBO and EUBO − log Z against iterations per method
+// (mean over seeds; log scale when the values span orders of magnitude, as
+// the methods' do in the paper), leaving out diverged runs (the legend
+// counts them), and copies the samples.png of each method's first finished
+// seed that did not diverge, so that the figures directory stands without
+// the runs. It returns the files written.
+func DiffusionFigures(dir string, jobs []DiffusionJob) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	curves, err := meanDiffusionCurves(jobs)
+	if err != nil {
+		return nil, err
 	}
 	var files []string
 	for _, task := range DiffusionTasks {
@@ -91,17 +130,20 @@ func DiffusionFigures(dir string, jobs []DiffusionJob) ([]string, error) {
 			}
 		}
 		var lower, upper []plot.Series
-		for _, k := range order {
-			if k.task != task {
+		for _, c := range curves {
+			if c.task != task || len(c.step) == 0 {
 				continue
 			}
-			c, n := sum[k], float64(count[k])
 			lo, up := make([]float64, len(c.step)), make([]float64, len(c.step))
 			for i := range c.step {
-				lo[i], up[i] = logZ-c.elbo[i]/n, c.eubo[i]/n-logZ
+				lo[i], up[i] = logZ-c.elbo[i], c.eubo[i]-logZ
 			}
-			lower = append(lower, plot.Series{Name: k.method, X: c.step, Y: lo})
-			upper = append(upper, plot.Series{Name: k.method, X: c.step, Y: up})
+			name := c.method
+			if c.diverged > 0 {
+				name += fmt.Sprintf(" (%d diverged, left out)", c.diverged)
+			}
+			lower = append(lower, plot.Series{Name: name, X: c.step, Y: lo})
+			upper = append(upper, plot.Series{Name: name, X: c.step, Y: up})
 		}
 		if len(lower) == 0 {
 			continue
@@ -122,8 +164,11 @@ func DiffusionFigures(dir string, jobs []DiffusionJob) ([]string, error) {
 			}
 		}
 	}
-	for _, k := range order {
-		j := first[k]
+	for _, c := range curves {
+		if c.runs == 0 {
+			continue // every run diverged
+		}
+		j := c.first
 		b, err := os.ReadFile(filepath.Join(j.Dir, "samples.png"))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
@@ -131,7 +176,7 @@ func DiffusionFigures(dir string, jobs []DiffusionJob) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		name := fmt.Sprintf("%s-%s-seed%d-samples.png", k.task, k.method, j.Seed)
+		name := fmt.Sprintf("%s-%s-seed%d-samples.png", c.task, c.method, j.Seed)
 		if err := safefile.WriteBytes(filepath.Join(dir, name), b); err != nil {
 			return nil, err
 		}

@@ -379,6 +379,14 @@ func (c *cells) int(s string) int {
 	return v
 }
 
+// optionalInt parses s; an empty cell is 0 (a count that does not apply).
+func (c *cells) optionalInt(s string) int {
+	if s == "" {
+		return 0
+	}
+	return c.int(s)
+}
+
 // float parses s; an empty cell is NaN (a value not computed).
 func (c *cells) float(s string) float64 {
 	if s == "" {
