@@ -387,13 +387,14 @@ type DiffusionResult struct {
 }
 
 // Diverged reports whether the run diverged: the ELBO of its final
-// evaluation is below StartELBO, its untrained sampler's, so training made
-// it worse than where it started (a Manywell PIS run whose loss blows up
-// late in training ends at an ELBO of −71,207 where converged seeds reach
-// ~161). DivergedAt is then the step of the first metrics.csv row after
-// which the ELBO stays below StartELBO to the end (the row after the last
-// one at or above it; a NaN ELBO counts as below), or the run's length
-// when its last periodic evaluation was still at or above StartELBO.
+// evaluation is more than DivergenceMargin below StartELBO, its untrained
+// sampler's, so training made it worse than where it started (a Manywell
+// PIS run whose loss blows up late in training ends at an ELBO of −71,207
+// where converged seeds reach ~161). DivergedAt is then the step of the
+// first metrics.csv row after which the ELBO stays below StartELBO −
+// DivergenceMargin to the end (the row after the last one at or above it;
+// a NaN ELBO counts as below), or the run's length when its last periodic
+// evaluation was still at or above it.
 // WriteDiffusionMarkdown leaves a diverged run out of the means and stds
 // (of both tables) and names it below the table; DiffusionFigures leaves
 // it out of the mean curves; results.csv keeps it.
@@ -631,8 +632,8 @@ func WriteDiffusionMarkdown(w io.Writer, rep DiffusionReport, rs []DiffusionResu
 		"between the Student's samples and exact samples; \"W2 (paper)\" is the paper's column headed W2², which "+
 		"holds W2: its header values, two exact sets' distance, are W2.\n", rep.Preset)
 	if slices.ContainsFunc(rs, DiffusionResult.Diverged) {
-		fmt.Fprintln(w, "\nA run diverged when its final ELBO is below its untrained sampler's (the ELBO of its first evaluation, "+
-			"at step 0): it is left out of the means and stds (\"2 (+1 diverged)\" counts it beside the runs kept) and of the "+
+		fmt.Fprintln(w, "\nA run diverged when its final ELBO is more than 1 nat below its untrained sampler's (the ELBO of its "+
+			"first evaluation, at step 0): it is left out of the means and stds (\"2 (+1 diverged)\" counts it beside the runs kept) and of the "+
 			"figures' mean curves, and named below its table with the iteration from which its ELBO stayed below the start.")
 	}
 	if rep.Quick {

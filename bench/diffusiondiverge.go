@@ -11,27 +11,36 @@ import (
 	"github.com/gfngo/gfn/diffusion"
 )
 
+// DivergenceMargin is how far, in nats, a run's final ELBO must fall below
+// its untrained sampler's to count as diverged: the evaluations estimate
+// the ELBO from 2,000 and 10,000 samples, so a run that barely trains can
+// end a little below its start (a --quick 25GMM smoke run of 40 iterations
+// went from −6.061 to −6.075), while a run that diverged falls by
+// thousands (Manywell PIS seed 1: from 85 to −71,207).
+const DivergenceMargin = 1.0
+
 // divergedAt judges a run from its curve (the step and ELBO columns of its
 // metrics.csv, in order) and the ELBO of its final evaluation, taken after
 // steps iterations. start is the curve's first ELBO, the untrained
-// sampler's (NaN without a curve). A run diverged when final < start; at
-// is then the step of the first row after which the ELBO stays below
-// start to the end (the row after the last one at or above start; a NaN
-// ELBO counts as below), or steps when the last row is still at or above
-// start (the run fell below after its last periodic evaluation). at is 0
-// when the run did not diverge, and positive when it did, as the rows'
-// steps increase from the first.
+// sampler's (NaN without a curve). A run diverged when final < start −
+// DivergenceMargin; at is then the step of the first row after which the
+// ELBO stays below start − DivergenceMargin to the end (the row after the
+// last one at or above it; a NaN ELBO counts as below), or steps when the
+// last row is still at or above it (the run fell after its last periodic
+// evaluation). at is 0 when the run did not diverge, and positive when it
+// did, as the rows' steps increase from the first.
 func divergedAt(step, elbo []float64, final float64, steps int) (start float64, at int) {
 	if len(elbo) == 0 {
 		return math.NaN(), 0
 	}
 	start = elbo[0]
-	if !(final < start) { // a NaN start or final ELBO is no evidence
+	floor := start - DivergenceMargin
+	if !(final < floor) { // a NaN start or final ELBO is no evidence
 		return start, 0
 	}
 	at = steps
 	for i := len(elbo) - 1; i >= 0; i-- {
-		if elbo[i] >= start { // true at i = 0
+		if elbo[i] >= floor { // true at i = 0
 			if i+1 < len(elbo) {
 				at = int(step[i+1])
 			}
