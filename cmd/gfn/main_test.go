@@ -250,10 +250,14 @@ func TestBenchGridPresetsTrain(t *testing.T) {
 // checkpoint, and checks gfn reward against the task's own scoring.
 func TestSequenceTrainSampleReward(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
+	prof := filepath.Join(t.TempDir(), "cpu.pprof")
 	out, _, err := runCLI("train", "--task", "tfbind8", "--rounds", "6", "--eval-every", "3", "--eval-samples", "64",
-		"--hidden", "16", "--embed", "16", "--out", dir, "--quiet")
+		"--hidden", "16", "--embed", "16", "--out", dir, "--quiet", "--cpuprofile", prof)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
+		t.Errorf("no CPU profile written: %v", err)
 	}
 	for _, want := range []string{"method teacher-per", "rounds 6, reward calls 192", "modes found", "of 328"} {
 		if !strings.Contains(out, want) {

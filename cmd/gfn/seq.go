@@ -107,6 +107,7 @@ func trainSeq(ctx context.Context, args []string, stdout, stderr io.Writer, u *u
 	ckEvery := fs.Int("checkpoint-every", 100, "rounds between checkpoints (0 = only at the end)")
 	fs.String("resume", "", "continue the run whose checkpoint is in this directory (other settings come from it)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (for go tool pprof)")
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
@@ -127,6 +128,13 @@ func trainSeq(ctx context.Context, args []string, stdout, stderr io.Writer, u *u
 	opt := seqtrain.RunOptions{Task: task.Name(), EvalEvery: *evalEvery, EvalSamples: *evalSamples, CheckpointEvery: *ckEvery}
 	if !*quiet {
 		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
+	}
+	if *cpuprofile != "" {
+		stop, err := startCPUProfile(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	var res *seqtrain.Result
 	if resume != "" {
