@@ -240,6 +240,9 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 		if err := safefile.CheckDir(dir); err != nil {
 			return usageError{err}
 		}
+		if err := checkFreshOut(dir); err != nil {
+			return err
+		}
 		opt.OutDir = dir
 		if u != nil {
 			if err := u.start(ctx, dir); err != nil {

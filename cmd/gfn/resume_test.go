@@ -249,6 +249,20 @@ func TestResumeRefusesSettingFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "finished") {
 			t.Errorf("%s: resume with allowed flags: %v, want the finished run refused", r.family, err)
 		}
+		// A fresh start over an unfinished run (checkpoint, no summary) is
+		// refused; its checkpoint is left as it was.
+		if err := os.Remove(filepath.Join(dir, "summary.json")); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := os.ReadFile(filepath.Join(dir, "checkpoint.safetensors"))
+		_, _, err = runCLI(append([]string{"train", "--out", dir, "--quiet"}, r.train...)...)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "gfn train --resume "+dir) {
+			t.Errorf("%s: fresh run over an unfinished one: %v, want a usage error naming --resume", r.family, err)
+		}
+		if after, _ := os.ReadFile(filepath.Join(dir, "checkpoint.safetensors")); !bytes.Equal(before, after) {
+			t.Errorf("%s: the unfinished run's checkpoint changed", r.family)
+		}
 	}
 	golden(t, "resume-flags", all.String())
 	// --drift-clip is a diffusion resume's setting, checked.

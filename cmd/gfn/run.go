@@ -6,9 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	gfnrun "github.com/gfngo/gfn/run"
 )
 
 // usageError marks errors in the command line: exit status 2.
@@ -158,4 +162,18 @@ func checkResumeFlags(fs *flag.FlagSet, dir, task string, also ...string) error 
 	slices.Sort(allowed)
 	return usagef("%s: a resumed run keeps the settings of its checkpoint (allowed with --resume: --%s)",
 		strings.Join(bad, ", "), strings.Join(allowed, ", --"))
+}
+
+// checkFreshOut refuses to start a run in dir when dir holds an unfinished
+// one (a checkpoint without a summary): starting afresh would overwrite the
+// work that gfn train --resume can continue. A finished run is replaced,
+// as running the same command again reproduces it.
+func checkFreshOut(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, gfnrun.CheckpointFile)); err != nil {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, gfnrun.SummaryFile)); err == nil {
+		return nil
+	}
+	return usagef("--out %s holds an unfinished run (a checkpoint, no summary): continue it with gfn train --resume %s, or give another --out", dir, dir)
 }

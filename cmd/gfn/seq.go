@@ -175,6 +175,9 @@ func trainSeq(ctx context.Context, args []string, stdout, stderr io.Writer, u *u
 		if err := safefile.CheckDir(opt.OutDir); err != nil {
 			return usageError{err}
 		}
+		if err := checkFreshOut(opt.OutDir); err != nil {
+			return err
+		}
 		if err := u.start(ctx, opt.OutDir); err != nil {
 			return err
 		}

@@ -187,6 +187,9 @@ func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *
 	if err := safefile.CheckDir(dir); err != nil {
 		return usageError{err}
 	}
+	if err := checkFreshOut(dir); err != nil {
+		return err
+	}
 	if u != nil {
 		if err := u.start(ctx, dir); err != nil {
 			return err
