@@ -38,8 +38,11 @@ var GridMethods = map[string][]string{
 	"teacher": {"--method", "teacher"},
 	// PRT and PER as the paper's numbers were (apparently) produced: with
 	// the reference's buffer pairing bug before its commit 77091bf.
-	"prt-paper":      {"--method", "tb", "--buffer", "reward", "--buffer-pairing", "completion"},
-	"per-paper":      {"--method", "tb", "--buffer", "teacher", "--buffer-pairing", "completion"},
+	"prt-paper": {"--method", "tb", "--buffer", "reward", "--buffer-pairing", "completion"},
+	"per-paper": {"--method", "tb", "--buffer", "teacher", "--buffer-pairing", "completion"},
+	// PRT with ties in a fixed pseudo-random order, nearer the reference's
+	// unstable argsort than oldest-first (a diagnostic of the large grids).
+	"prt-hash":       {"--method", "tb", "--buffer", "reward", "--buffer-ties", "hash"},
 	"db":             {"--method", "tb", "--objective", "db"},
 	"db-eps":         {"--method", "tb", "--objective", "db", "--eps", "0.01"},
 	"db-per":         {"--method", "tb", "--objective", "db", "--buffer", "teacher"},

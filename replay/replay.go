@@ -67,6 +67,14 @@ type Buffer[S Elem] struct {
 	// link to the priorities within a pass.
 	Passes bool
 	pass   passState
+
+	// HashTies orders entries of equal priority by a fixed pseudo-random
+	// permutation of their insertion numbers instead of oldest first. With
+	// few distinct priorities (PRT's three reward levels on the grid) the
+	// rank weights then spread over a class's entries of every age, as
+	// the reference's unstable argsort does, instead of favouring the
+	// first stored. Set it before the first Sample.
+	HashTies bool
 }
 
 // rankEntry is a slot as it was when added; it is stale once the slot's
@@ -191,8 +199,8 @@ func (b *Buffer[S]) Sample(n int, rng *rand.Rand, xs []S, logR []float64) ([]S, 
 	return xs, logR
 }
 
-// rank orders the entries by priority (highest first; ties oldest first)
-// and builds the cumulative rank weights. Sorting only the entries added
+// rank orders the entries by priority (highest first; ties oldest first,
+// or by HashTies) and builds the cumulative rank weights. Sorting only the entries added
 // since the last call and merging them in keeps this O(N) per call: the
 // buffer changes by a batch between samples, and a full sort of a 10⁵
 // entry buffer per replay batch dominated training.
@@ -201,6 +209,9 @@ func (b *Buffer[S]) rank() {
 		before := func(x, y rankEntry) bool {
 			if b.prio[x.slot] != b.prio[y.slot] {
 				return b.prio[x.slot] > b.prio[y.slot]
+			}
+			if b.HashTies {
+				return mix64(x.seq) < mix64(y.seq) // a bijection: no new ties
 			}
 			return x.seq < y.seq
 		}
@@ -250,4 +261,13 @@ func (b *Buffer[S]) Weights() []float64 {
 		prev = c
 	}
 	return w
+}
+
+// mix64 is SplitMix64's finaliser, a bijection of uint64 that scatters
+// consecutive values.
+func mix64(z uint64) uint64 {
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }

@@ -131,39 +131,77 @@ func TestMatchesOrderedDict(t *testing.T) {
 // insertion asc) after any mix of adds, refreshes and evictions, with
 // priority ties.
 func TestIncrementalRankMatchesFullSort(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 9))
-	b, _ := New[int32](50, 1, Reward)
-	for round := range 200 {
-		for range rng.IntN(40) {
-			k := uint64(rng.IntN(120))
-			// Few distinct priorities, so ties are common.
-			b.Add(k, []int32{int32(k)}, 0, float64(rng.IntN(6)))
-		}
-		if b.Len() == 0 {
-			continue
-		}
-		b.Sample(1, rng, nil, nil) // orders the buffer
-		var want []int
-		for _, s := range b.slot {
-			want = append(want, s)
-		}
-		sortSlots(want, b.prio, b.seq)
-		if len(b.byRank) != len(want) {
-			t.Fatalf("round %d: %d ranked entries, %d stored", round, len(b.byRank), len(want))
-		}
-		for i, e := range b.byRank {
-			if e.slot != want[i] || b.seq[e.slot] != e.seq {
-				t.Fatalf("round %d: rank %d holds slot %d, full sort has %d", round, i, e.slot, want[i])
+	for _, hash := range []bool{false, true} {
+		rng := rand.New(rand.NewPCG(3, 9))
+		b, _ := New[int32](50, 1, Reward)
+		b.HashTies = hash
+		for round := range 200 {
+			for range rng.IntN(40) {
+				k := uint64(rng.IntN(120))
+				// Few distinct priorities, so ties are common.
+				b.Add(k, []int32{int32(k)}, 0, float64(rng.IntN(6)))
+			}
+			if b.Len() == 0 {
+				continue
+			}
+			b.Sample(1, rng, nil, nil) // orders the buffer
+			var want []int
+			for _, s := range b.slot {
+				want = append(want, s)
+			}
+			tie := slices.Clone(b.seq)
+			if hash {
+				for i, q := range tie {
+					tie[i] = mix64(q)
+				}
+			}
+			sortSlots(want, b.prio, tie)
+			if len(b.byRank) != len(want) {
+				t.Fatalf("hash %v, round %d: %d ranked entries, %d stored", hash, round, len(b.byRank), len(want))
+			}
+			for i, e := range b.byRank {
+				if e.slot != want[i] || b.seq[e.slot] != e.seq {
+					t.Fatalf("hash %v, round %d: rank %d holds slot %d, full sort has %d", hash, round, i, e.slot, want[i])
+				}
 			}
 		}
 	}
 }
 
-func sortSlots(s []int, prio []float64, seq []uint64) {
+// TestHashTiesSpreadAges: among entries of one priority, oldest-first
+// ranks them by age (rank correlation 1), HashTies in an order unrelated
+// to age (|correlation| small), so the rank weights no longer favour the
+// first stored.
+func TestHashTiesSpreadAges(t *testing.T) {
+	const n = 2000
+	for _, c := range []struct {
+		hash     bool
+		min, max float64
+	}{{false, 0.999, 1.0001}, {true, -0.1, 0.1}} {
+		b, _ := New[int32](n, 1, Reward)
+		b.HashTies = c.hash
+		for k := range uint64(n) {
+			b.Add(k, []int32{int32(k)}, 0, 1) // one priority class
+		}
+		b.Sample(1, rand.New(rand.NewPCG(1, 2)), nil, nil)
+		// Spearman's rho between age rank (seq order) and priority rank.
+		var d2 float64
+		for r, e := range b.byRank {
+			d := float64(r) - float64(e.seq) // seqs are 0..n-1 in insertion order
+			d2 += d * d
+		}
+		rho := 1 - 6*d2/(n*(n*n-1))
+		if rho < c.min || rho > c.max {
+			t.Errorf("HashTies %v: rank-age correlation %.3f, want in [%v, %v]", c.hash, rho, c.min, c.max)
+		}
+	}
+}
+
+func sortSlots(s []int, prio []float64, tie []uint64) {
 	for i := 1; i < len(s); i++ { // insertion sort: obviously right
 		for j := i; j > 0; j-- {
 			a, c := s[j-1], s[j]
-			if prio[c] > prio[a] || (prio[c] == prio[a] && seq[c] < seq[a]) {
+			if prio[c] > prio[a] || (prio[c] == prio[a] && tie[c] < tie[a]) {
 				s[j-1], s[j] = c, a
 				continue
 			}

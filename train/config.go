@@ -92,6 +92,11 @@ type Config struct {
 	// (mismatched pairs); the paper's PRT and PER rows appear to come from
 	// it. Empty or "batch" pairs them correctly.
 	BufferPairing string `json:"buffer_pairing,omitempty"`
+	// BufferTies orders the buffer's entries of equal priority for the
+	// rank weights: "oldest" (or empty) first stored first, "hash" by a
+	// fixed pseudo-random order (replay.Buffer.HashTies), closer to the
+	// reference's unstable argsort where PRT's few reward levels tie.
+	BufferTies string `json:"buffer_ties,omitempty"`
 
 	// LocalSearch enables back-and-forth local search on 1 in 8 Student
 	// batches (tb) or 1 in 4 Teacher batches (teacher), as the reference.
@@ -237,6 +242,9 @@ func (c Config) Validate() error {
 	}
 	if c.Buffer != "" && !slices.Contains(replay.Priorities, c.Buffer) {
 		return fmt.Errorf("train: buffer priority %q is unknown (allowed: %s)", c.Buffer, choice.List(replay.Priorities))
+	}
+	if c.BufferTies != "" && c.BufferTies != "oldest" && c.BufferTies != "hash" {
+		return fmt.Errorf("train: buffer ties %q is unknown (allowed: oldest, hash)", c.BufferTies)
 	}
 	if c.BufferPairing != "" && c.BufferPairing != "batch" && c.BufferPairing != "completion" {
 		return fmt.Errorf("train: buffer pairing %q is unknown (allowed: batch, completion)", c.BufferPairing)

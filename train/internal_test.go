@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gfngo/gfn/discrete"
@@ -373,5 +374,27 @@ func TestSampleTerminalsIndependentOfWorkers(t *testing.T) {
 		if !g.IsTerminal(first[i*g.StateLen() : (i+1)*g.StateLen()]) {
 			t.Fatalf("sample %d is not terminal: %v", i, first[i*g.StateLen():(i+1)*g.StateLen()])
 		}
+	}
+}
+
+// BufferTies "hash" reaches the buffer, the default keeps oldest-first
+// ties, and an unknown value names itself.
+func TestBufferTies(t *testing.T) {
+	g, _ := hypergrid.New(2, 16, hypergrid.Deceptive)
+	for _, ties := range []string{"", "oldest", "hash"} {
+		cfg := DefaultConfig()
+		cfg.Method, cfg.Hidden, cfg.Buffer, cfg.BufferTies = MethodTB, []int{16}, replay.Reward, ties
+		tr, err := New(g, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.buffer.HashTies != (ties == "hash") {
+			t.Errorf("ties %q: buffer HashTies %v", ties, tr.buffer.HashTies)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Buffer, cfg.BufferTies = replay.Reward, "newest"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), `"newest"`) {
+		t.Errorf("ties newest: %v", err)
 	}
 }

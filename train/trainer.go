@@ -205,6 +205,7 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 		if err != nil {
 			return nil, err
 		}
+		b.HashTies = cfg.BufferTies == "hash"
 		t.buffer = b
 	}
 	return t, nil

@@ -81,6 +81,7 @@ func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *
 	fs.StringVar(&d.Schedule, "schedule", "", "behaviour-policy cycle of S (Student), T (Teacher) and B (buffer replay); empty = SSTT for teacher, S for tb, SBTB and SB with --buffer")
 	ratio := fs.String("ratio", "", "behaviour ratio Student:Teacher:Buffer, like 1:1:2 (SBTB) or 2:1:3; an alternative to --schedule")
 	buffer := fs.String("buffer", "", "replay buffer priority: uniform, reward (PRT), loss (delta^2) or teacher (PER); empty = no buffer")
+	ties := fs.String("buffer-ties", "oldest", "order of buffer entries of equal priority for the rank weights: oldest (first stored first) or hash (a fixed pseudo-random order, as the reference's unstable sort scatters them)")
 	fs.StringVar(&d.BufferPairing, "buffer-pairing", "batch", "batch (correct) or completion: the reference code before commit 77091bf, which stored terminal states with other trajectories' rewards (the paper's PRT/PER rows)")
 	fs.IntVar(&d.BufferCap, "buffer-size", 0, "replay buffer capacity (0 = the reference's int(0.1*(H-1+d)*(H-1)^(d-1)))")
 	fs.BoolVar(&d.LocalSearch, "ls", false, "back-and-forth local search on 1 in 8 Student (tb) or 1 in 4 Teacher batches")
@@ -127,6 +128,9 @@ func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *
 	}
 	d.Method, d.TeacherReward, d.Hidden = train.Method(*method), train.TeacherReward(*treward), hidden
 	d.Buffer = replay.Priority(*buffer)
+	if *ties != "oldest" {
+		d.BufferTies = *ties // empty, the default, keeps older runs' config.json as it was
+	}
 	if d.Teachers > 1 {
 		d.TeacherSplit = teacher.Split(*split)
 	} else if flagGiven(fs, "teacher-split") {
