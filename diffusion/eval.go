@@ -68,8 +68,8 @@ func (ev *Evaluator) Evaluate(e energy.Energy, p Process, a *Agent, n int, exact
 	ev.sampler.Forward(p, a.Net, n, SampleOptions{}, rng, &ev.fwd)
 	ev.logR = growF(ev.logR, n)
 	x := ev.fwd.Final()
-	if r := overflowed(x, n, p.Dim); r >= 0 {
-		return m, nil, &OverflowError{Iteration: -1, Sampler: "Student", Row: r, X: append([]float32(nil), x[r*p.Dim:(r+1)*p.Dim]...)}
+	if err := checkOverflow(x, n, p.Dim, -1, "Student"); err != nil {
+		return m, nil, err
 	}
 	if err := e.LogReward(x, ev.logR); err != nil {
 		return m, nil, err

@@ -208,9 +208,8 @@ func (t *Trainer) iteratePIS() (Iteration, error) {
 		return it, fmt.Errorf("diffusion: iteration %d: %w", t.Step, err)
 	}
 	t.RewardCalls += cfg.Batch
-	if r := overflowed(t.batch.Final(), cfg.Batch, t.Proc.Dim); r >= 0 {
-		d := t.Proc.Dim
-		return it, &OverflowError{Iteration: t.Step, Sampler: "Student", Row: r, X: append([]float32(nil), t.batch.Final()[r*d:(r+1)*d]...)}
+	if err := checkOverflow(t.batch.Final(), cfg.Batch, t.Proc.Dim, t.Step, "Student"); err != nil {
+		return it, err
 	}
 	if err := t.checkFinite(t.batch.Final(), t.logR); err != nil {
 		return it, err

@@ -164,17 +164,18 @@ func (e *OverflowError) Error() string {
 	return fmt.Sprintf("diffusion: %s: the %s's sample %d overflowed (x = %v): its drift grew without bound; bound it with a drift clip (Config.DriftClip, gfn train --drift-clip 1e4)", at, e.Sampler, e.Row, e.X)
 }
 
-// overflowed returns the first of the n rows of x (dimension d) with a
-// NaN or infinite coordinate, or −1.
-func overflowed(x []float32, n, d int) int {
+// checkOverflow returns an OverflowError for the first of the n rows of x
+// (dimension d), drawn by sampler at iteration it, with a NaN or infinite
+// coordinate, or nil.
+func checkOverflow(x []float32, n, d, it int, sampler string) error {
 	for r := range n {
 		for _, v := range x[r*d : (r+1)*d] {
 			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-				return r
+				return &OverflowError{Iteration: it, Sampler: sampler, Row: r, X: append([]float32(nil), x[r*d:(r+1)*d]...)}
 			}
 		}
 	}
-	return -1
+	return nil
 }
 
 // GradientError reports a loss whose gradient is NaN or infinite (the
@@ -264,9 +265,8 @@ func (t *Trainer) Done() bool { return t.Step >= t.Cfg.Iterations }
 // rewards sets t.logR to log R of the n rows of x, which sampler drew,
 // counting the calls and checking every state and value.
 func (t *Trainer) rewards(x []float32, n int, sampler string) error {
-	d := t.Proc.Dim
-	if r := overflowed(x, n, d); r >= 0 {
-		return &OverflowError{Iteration: t.Step, Sampler: sampler, Row: r, X: append([]float32(nil), x[r*d:(r+1)*d]...)}
+	if err := checkOverflow(x, n, t.Proc.Dim, t.Step, sampler); err != nil {
+		return err
 	}
 	t.logR = growF(t.logR, n)
 	if err := t.Energy.LogReward(x[:n*t.Proc.Dim], t.logR); err != nil {
