@@ -69,7 +69,7 @@ type Buffer[S Elem] struct {
 	pass   passState
 
 	// HashTies orders entries of equal priority by a fixed pseudo-random
-	// permutation of their insertion numbers instead of oldest first. With
+	// permutation of their keys instead of oldest first. With
 	// few distinct priorities (PRT's three reward levels on the grid) the
 	// rank weights then spread over a class's entries of every age, as
 	// the reference's unstable argsort does, instead of favouring the
@@ -144,8 +144,9 @@ func (b *Buffer[S]) Append(x []S, logR, priority float64) {
 // Each calls fn for every live entry, oldest first (FIFO order), with its
 // key, words (valid only during the call), log-reward and priority.
 // Re-adding the entries in this order to an empty buffer of the same
-// capacity and priority rebuilds one that samples identically: ranks break
-// ties oldest first, so only the relative order matters.
+// capacity, priority and HashTies rebuilds one that samples identically:
+// ranks break ties oldest first (only the relative order matters) or by
+// the hashed key, which the entries keep.
 func (b *Buffer[S]) Each(fn func(key uint64, x []S, logR, priority float64)) {
 	for _, e := range b.fifo[b.head:] {
 		if b.seq[e.slot] != e.seq {
@@ -211,7 +212,10 @@ func (b *Buffer[S]) rank() {
 				return b.prio[x.slot] > b.prio[y.slot]
 			}
 			if b.HashTies {
-				return mix64(x.seq) < mix64(y.seq) // a bijection: no new ties
+				// Keys are unique among live entries and mix64 is a
+				// bijection: no new ties. The key, not the insertion
+				// number, so that a buffer rebuilt from Each orders alike.
+				return mix64(b.keys[x.slot]) < mix64(b.keys[y.slot])
 			}
 			return x.seq < y.seq
 		}

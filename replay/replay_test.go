@@ -128,7 +128,7 @@ func TestMatchesOrderedDict(t *testing.T) {
 }
 
 // The incrementally merged order equals a full sort by (priority desc,
-// insertion asc) after any mix of adds, refreshes and evictions, with
+// insertion asc, or hashed key asc with HashTies) after any mix of adds, refreshes and evictions, with
 // priority ties.
 func TestIncrementalRankMatchesFullSort(t *testing.T) {
 	for _, hash := range []bool{false, true} {
@@ -151,8 +151,8 @@ func TestIncrementalRankMatchesFullSort(t *testing.T) {
 			}
 			tie := slices.Clone(b.seq)
 			if hash {
-				for i, q := range tie {
-					tie[i] = mix64(q)
+				for i := range tie {
+					tie[i] = mix64(b.keys[i])
 				}
 			}
 			sortSlots(want, b.prio, tie)
@@ -283,19 +283,29 @@ func TestEachRebuildsIdenticalBuffer(t *testing.T) {
 	}
 }
 
-// TestRebuiltBufferContinuesIdentically: for every priority, a buffer
+// TestRebuiltBufferContinuesIdentically: for every priority and tie order, a buffer
 // rebuilt from Each mid-use (its rank order partly merged, entries
 // refreshed and evicted, priorities tied) goes on exactly as the original
 // under further adds, refreshes, evictions and draws: what a resumed
 // training run needs.
 func TestRebuiltBufferContinuesIdentically(t *testing.T) {
+	type variant struct {
+		p    Priority
+		hash bool
+	}
+	var vs []variant
 	for _, p := range Priorities {
+		vs = append(vs, variant{p, false}, variant{p, true})
+	}
+	for _, c := range vs {
+		p := c.p
 		rng := rand.New(rand.NewPCG(5, 5))
 		add := func(b *Buffer[int32], r *rand.Rand, i int) {
 			k := uint64(r.IntN(60))
 			b.Add(k, []int32{int32(k), int32(i)}, float64(i), float64(r.IntN(4)))
 		}
 		orig, _ := New[int32](40, 2, p)
+		orig.HashTies = c.hash
 		for i := range 200 {
 			add(orig, rng, i)
 			if i%25 == 0 {
@@ -303,6 +313,7 @@ func TestRebuiltBufferContinuesIdentically(t *testing.T) {
 			}
 		}
 		re, _ := New[int32](40, 2, p)
+		re.HashTies = c.hash
 		orig.Each(func(key uint64, x []int32, logR, prio float64) { re.Add(key, x, logR, prio) })
 		ra, rb := rand.New(rand.NewPCG(6, 6)), rand.New(rand.NewPCG(6, 6))
 		for i := 200; i < 400; i++ {
@@ -312,7 +323,7 @@ func TestRebuiltBufferContinuesIdentically(t *testing.T) {
 				a, la := orig.Sample(16, ra, nil, nil)
 				b, lb := re.Sample(16, rb, nil, nil)
 				if !slices.Equal(a, b) || !slices.Equal(la, lb) {
-					t.Fatalf("%s: draws differ after %d adds", p, i)
+					t.Fatalf("%s, hash ties %v: draws differ after %d adds", p, c.hash, i)
 				}
 			}
 		}
@@ -320,7 +331,7 @@ func TestRebuiltBufferContinuesIdentically(t *testing.T) {
 		orig.Each(func(key uint64, _ []int32, _, _ float64) { ka = append(ka, key) })
 		re.Each(func(key uint64, _ []int32, _, _ float64) { kb = append(kb, key) })
 		if !slices.Equal(ka, kb) {
-			t.Errorf("%s: entries differ: %v vs %v", p, ka, kb)
+			t.Errorf("%s, hash ties %v: entries differ: %v vs %v", p, c.hash, ka, kb)
 		}
 	}
 }

@@ -429,7 +429,7 @@ func (t *Trainer) restore(st *trainState, ts []safetensors.Tensor, name string) 
 		return wrap(err)
 	}
 	// Re-adding oldest first rebuilds the sampling order exactly (ranks
-	// break ties oldest first).
+	// break ties oldest first, or by the hashed key).
 	for i := range n {
 		t.buffer.Add(keys[i], xs[i*w:(i+1)*w], logR[i], prio[i])
 	}

@@ -212,6 +212,9 @@ func TestResumeIsBitIdentical(t *testing.T) {
 		{"per", func(c *train.Config) { c.Buffer, c.BufferCap = replay.Teacher, 30 }, true},
 		{"per-default-cap", func(c *train.Config) { c.Buffer = replay.Teacher }, false},
 		{"prt-tb", func(c *train.Config) { c.Method, c.Buffer, c.BufferCap = train.MethodTB, replay.Reward, 30 }, false},
+		{"prt-hash-tb", func(c *train.Config) {
+			c.Method, c.Buffer, c.BufferCap, c.BufferTies = train.MethodTB, replay.Reward, 30, "hash"
+		}, false},
 		{"uniform-tb", func(c *train.Config) { c.Method, c.Buffer, c.BufferCap = train.MethodTB, replay.Uniform, 30 }, false},
 		{"ls-teacher", func(c *train.Config) { c.LocalSearch = true }, false},
 		{"ls-per-tb", func(c *train.Config) {
