@@ -376,8 +376,8 @@ type DiffusionResult struct {
 	// Last is the run's last periodic evaluation (the last row of its
 	// metrics.csv; NaN metrics and zero counts for a run without curve).
 	Last DiffusionEval
-	// StartELBO is the ELBO of the run's untrained sampler: its first
-	// evaluation, the first row (step 0) of its metrics.csv; NaN for a
+	// StartELBO is the ELBO of the run's first evaluation, after its
+	// first iteration: the first row (step 0) of its metrics.csv; NaN for a
 	// run without one (SMC, GGNS) and in a results.csv of a version
 	// before this column.
 	StartELBO float64
@@ -387,8 +387,8 @@ type DiffusionResult struct {
 }
 
 // Diverged reports whether the run diverged: the ELBO of its final
-// evaluation is more than DivergenceMargin below StartELBO, its untrained
-// sampler's, so training made it worse than where it started (a Manywell
+// evaluation is more than DivergenceMargin below StartELBO, its first
+// evaluation's, so training made it worse than where it started (a Manywell
 // PIS run whose loss blows up late in training ends at an ELBO of −71,207
 // where converged seeds reach ~161). DivergedAt is then the step of the
 // first metrics.csv row after which the ELBO stays below StartELBO −
@@ -632,8 +632,8 @@ func WriteDiffusionMarkdown(w io.Writer, rep DiffusionReport, rs []DiffusionResu
 		"between the Student's samples and exact samples; \"W2 (paper)\" is the paper's column headed W2², which "+
 		"holds W2: its header values, two exact sets' distance, are W2.\n", rep.Preset)
 	if slices.ContainsFunc(rs, DiffusionResult.Diverged) {
-		fmt.Fprintln(w, "\nA run diverged when its final ELBO is more than 1 nat below its untrained sampler's (the ELBO of its "+
-			"first evaluation, at step 0): it is left out of the means and stds (\"2 (+1 diverged)\" counts it beside the runs kept) and of the "+
+		fmt.Fprintln(w, "\nA run diverged when its final ELBO is more than 1 nat below the ELBO of its first evaluation "+
+			"(step 0, after one iteration): it is left out of the means and stds (\"2 (+1 diverged)\" counts it beside the runs kept) and of the "+
 			"figures' mean curves, and named below its table with the iteration from which its ELBO stayed below the start.")
 	}
 	if rep.Quick {

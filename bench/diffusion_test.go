@@ -429,7 +429,7 @@ func TestDiffusionDivergedRuns(t *testing.T) {
 		"| pis [3] | 2 (+1 diverged) | 160.900 ± 0.100 |",
 		"| tb | 1 | 159.900 ± 0.000 ",
 		"| teacher | 0 (+1 diverged) | diverged |",
-		"manywell pis seed 1 diverged at iteration 23,100: final ELBO -71207.000 below its untrained sampler's -2339.100; left out of the row.",
+		"manywell pis seed 1 diverged at iteration 23,100: final ELBO -71207.000 below its first evaluation's -2339.100; left out of the row.",
 		"manywell teacher seed 0 diverged at iteration 5,000:",
 		"Left out here as well: pis seed 1 (diverged at iteration 23,100), teacher seed 0 (diverged at iteration 5,000).",
 		"| manywell | pis | 3 |", // the run time counts every run

@@ -12,7 +12,7 @@ import (
 )
 
 // DivergenceMargin is how far, in nats, a run's final ELBO must fall below
-// its untrained sampler's to count as diverged: the evaluations estimate
+// its first evaluation's (after one iteration) to count as diverged: the evaluations estimate
 // the ELBO from 2,000 and 10,000 samples, so a run that barely trains can
 // end a little below its start (a --quick 25GMM smoke run of 40 iterations
 // went from −6.061 to −6.075), while a run that diverged falls by
@@ -21,8 +21,8 @@ const DivergenceMargin = 1.0
 
 // divergedAt judges a run from its curve (the step and ELBO columns of its
 // metrics.csv, in order) and the ELBO of its final evaluation, taken after
-// steps iterations. start is the curve's first ELBO, the untrained
-// sampler's (NaN without a curve). A run diverged when final < start −
+// steps iterations. start is the curve's first ELBO, after one
+// iteration (NaN without a curve). A run diverged when final < start −
 // DivergenceMargin; at is then the step of the first row after which the
 // ELBO stays below start − DivergenceMargin to the end (the row after the
 // last one at or above it; a NaN ELBO counts as below), or steps when the
@@ -84,7 +84,7 @@ func readDiffusionSummary(dir string) (diffusion.Summary, error) {
 // divergenceNote says which run of the task diverged, when, and how far
 // its final ELBO fell, for the note below results.md's table.
 func divergenceNote(r DiffusionResult) string {
-	return fmt.Sprintf("%s %s seed %d diverged at iteration %s: final ELBO %.3f below its untrained sampler's %.3f; left out of the row.",
+	return fmt.Sprintf("%s %s seed %d diverged at iteration %s: final ELBO %.3f below its first evaluation's %.3f; left out of the row.",
 		r.Task, r.Method, r.Seed, groupDigits(r.DivergedAt), r.ELBO, r.StartELBO)
 }
 

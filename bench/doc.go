@@ -4,8 +4,8 @@
 // that runs on different machines can be compared; RunGrid and
 // RunDiffusion reproduce the paper's grid and diffusion tables as
 // resumable sets of gfn train runs, and write their results next to the
-// paper's numbers. A diffusion run whose final ELBO is below its untrained
-// sampler's diverged (DiffusionResult.Diverged): results.md names it and
+// paper's numbers. A diffusion run whose final ELBO is below its first
+// evaluation's diverged (DiffusionResult.Diverged): results.md names it and
 // leaves it out of the means and stds, the figures out of the mean curves.
 //
 // RunBiochem reproduces the paper's biological and chemical discovery

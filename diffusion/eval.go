@@ -68,11 +68,11 @@ func (ev *Evaluator) Evaluate(e energy.Energy, p Process, a *Agent, n int, exact
 	ev.sampler.Forward(p, a.Net, n, SampleOptions{}, rng, &ev.fwd)
 	ev.logR = growF(ev.logR, n)
 	x := ev.fwd.Final()
-	if err := checkOverflow(x, n, p.Dim, -1, "Student"); err != nil {
+	if err := checkOverflow(x, n, p.Dim, -1, "Student", p.Clip); err != nil {
 		return m, nil, err
 	}
 	if err := e.LogReward(x, ev.logR); err != nil {
-		return m, nil, err
+		return m, nil, &RewardError{Iteration: -1, Err: err}
 	}
 	logW := make([]float64, n)
 	for b := range n {
@@ -87,7 +87,7 @@ func (ev *Evaluator) Evaluate(e energy.Energy, p Process, a *Agent, n int, exact
 	}
 	ev.sampler.Backward(p, exact, n, rng, &ev.bwd)
 	if err := e.LogReward(exact, ev.logR); err != nil {
-		return m, nil, err
+		return m, nil, &RewardError{Iteration: -1, Err: err}
 	}
 	ev.tb.MaxRows = ev.MaxRows
 	if ev.tb.MaxRows == 0 {

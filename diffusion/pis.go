@@ -207,13 +207,13 @@ func (t *Trainer) iteratePIS() (Iteration, error) {
 	if err != nil {
 		return it, fmt.Errorf("diffusion: iteration %d: %w", t.Step, err)
 	}
-	t.RewardCalls += cfg.Batch
-	if err := checkOverflow(t.batch.Final(), cfg.Batch, t.Proc.Dim, t.Step, "Student"); err != nil {
+	if err := checkOverflow(t.batch.Final(), cfg.Batch, t.Proc.Dim, t.Step, "Student", t.Proc.Clip); err != nil {
 		return it, err
 	}
 	if err := t.checkFinite(t.batch.Final(), t.logR); err != nil {
 		return it, err
 	}
+	t.RewardCalls += cfg.Batch // after the checks: a failed batch is redone on resume
 	a.pis.Grad(t.Proc, &t.batch)
 	if g := nn.GradNorm(a.Params()); math.IsNaN(g) || math.IsInf(g, 0) {
 		return it, &GradientError{Iteration: t.Step, Loss: loss, Norm: g}

@@ -143,6 +143,10 @@ type runState struct {
 	CheckpointEvery int    `json:"checkpoint_every"`
 	NoFigures       bool   `json:"no_figures,omitempty"`
 	Failed          string `json:"failed,omitempty"`
+	// EvalPending: the evaluation after iteration Step−1 failed (the
+	// checkpoint holds the evaluation stream from before it); a resume
+	// does it first, so that no metrics row is lost.
+	EvalPending bool `json:"eval_pending,omitempty"`
 }
 
 // runner is one run in progress.
@@ -197,6 +201,11 @@ func (r *runner) run() (*Result, error) {
 		bar.From(t.Step)
 	}
 	lastELBO := math.NaN()
+	if r.st.EvalPending {
+		if _, err := r.point(); err != nil {
+			return nil, r.failed(err)
+		}
+	}
 	if n := len(r.st.Curve); n > 0 {
 		lastELBO = r.st.Curve[n-1].ELBO
 	}
@@ -246,7 +255,8 @@ func (r *runner) run() (*Result, error) {
 // failed returns err, after a checkpoint when err is a failure of the
 // run's state (a non-finite value, an overflow, a failing energy) that a
 // resume can continue from: the checkpoint holds the state before the
-// failing step.
+// failing iteration, or, when an evaluation failed, before that
+// evaluation (which the resume does first).
 func (r *runner) failed(err error) error {
 	var nf *NonFiniteError
 	var re *RewardError
@@ -260,13 +270,18 @@ func (r *runner) failed(err error) error {
 }
 
 // point evaluates the Student after iteration t.Step-1 and appends a row.
+// A failed evaluation leaves the evaluation stream as it was and marks
+// itself pending for a resume.
 func (r *runner) point() (Point, error) {
 	t := r.t
 	t0 := time.Now()
+	before := *r.evalSrc
 	m, _, err := r.ev.Evaluate(t.Energy, t.Proc, t.Student, r.opt.EvalSamples, r.exact, r.evalRNG)
 	if err != nil {
+		*r.evalSrc, r.st.EvalPending = before, true
 		return Point{}, fmt.Errorf("diffusion: evaluation after iteration %d: %w", t.Step-1, err)
 	}
+	r.st.EvalPending = false
 	r.st.EvalSeconds += time.Since(t0).Seconds()
 	n := r.st.LossSums[2]
 	p := Point{Step: t.Step - 1, RewardCalls: t.RewardCalls, StudentLoss: r.st.LossSums[0] / n,
@@ -284,9 +299,12 @@ func (r *runner) point() (Point, error) {
 func (r *runner) finish() (*Result, error) {
 	t, opt := r.t, r.opt
 	res := &Result{Trainer: t, Curve: r.st.Curve}
+	evalBefore, exactBefore := *r.evalSrc, *r.exactSrc
 	exact := ExactSamples(t.Energy, opt.FinalSamples, r.exactRNG)
 	m, x, err := r.ev.Evaluate(t.Energy, t.Proc, t.Student, opt.FinalSamples, exact, r.evalRNG)
 	if err != nil {
+		// A resume redoes the final evaluation from the same streams.
+		*r.evalSrc, *r.exactSrc = evalBefore, exactBefore
 		return nil, r.failed(fmt.Errorf("diffusion: final evaluation: %w", err))
 	}
 	res.Student, res.Exact = append([]float32(nil), x...), exact

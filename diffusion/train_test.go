@@ -311,6 +311,62 @@ func TestFailingEnergyStopsWithCheckpoint(t *testing.T) {
 	}
 }
 
+// evalFailEnergy is 25GMM whose LogReward fails at its failAt-th call on
+// size rows (the evaluation's size, not training's), counting those calls.
+type evalFailEnergy struct {
+	energy.GMM25
+	size, failAt int
+	calls        *int
+}
+
+func (e evalFailEnergy) LogReward(x []float32, out []float64) error {
+	if len(out) == e.size {
+		if *e.calls++; *e.calls == e.failAt {
+			return errors.New("reward server down")
+		}
+	}
+	return e.GMM25.LogReward(x, out)
+}
+
+// TestFailedEvaluationIsRedone: an energy failing in the periodic
+// evaluation after iteration 50 stops the run after a checkpoint, and the
+// resume does that evaluation first: the run ends with the same metrics
+// rows and bits as one never interrupted.
+func TestFailedEvaluationIsRedone(t *testing.T) {
+	cfg := smallConfig(MethodTB, 120)
+	o := quick
+	count := new(int)
+	full := t.TempDir()
+	o.OutDir = full
+	want, err := Run(context.Background(), evalFailEnergy{size: o.EvalSamples, calls: count}, cfg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Curve) != 3 || *count%3 != 0 {
+		t.Fatalf("%d curve points, %d evaluation calls: want 3 evaluations of as many calls each", len(want.Curve), *count)
+	}
+	perEval := *count / 3
+	dir := t.TempDir()
+	o.OutDir = dir
+	*count = 0
+	_, err = Run(context.Background(), evalFailEnergy{size: o.EvalSamples, failAt: perEval + 1, calls: count}, cfg, o)
+	var re *RewardError
+	if !errors.As(err, &re) || re.Iteration != -1 || !strings.Contains(err.Error(), "evaluation after iteration 50") || !strings.Contains(err.Error(), "checkpoint") {
+		t.Fatalf("error %v, want an evaluation RewardError after iteration 50, checkpointed", err)
+	}
+	*count = 0
+	got, err := Resume(context.Background(), dir, evalFailEnergy{size: o.EvalSamples, calls: count}, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hashTrainer(got.Trainer) != hashTrainer(want.Trainer) || got.Summary.ELBO != want.Summary.ELBO {
+		t.Errorf("resumed run ends with other parameters or ELBO (%v, want %v)", got.Summary.ELBO, want.Summary.ELBO)
+	}
+	if a, b := curveCSV(t, full), curveCSV(t, dir); a != b {
+		t.Errorf("metrics.csv differs:\n%s\nvs\n%s", a, b)
+	}
+}
+
 // TestUnusableOutDirBeforeTraining: an output directory that cannot be
 // made is reported before the first iteration, not at the first
 // checkpoint after work was done.
@@ -425,6 +481,28 @@ func TestOverflowInEvaluation(t *testing.T) {
 	var oe *OverflowError
 	if !errors.As(err, &oe) || oe.Iteration != -1 || !strings.HasPrefix(err.Error(), "diffusion: evaluation: the Student's sample 0") {
 		t.Fatalf("error %v, want an evaluation OverflowError of the Student's sample 0", err)
+	}
+}
+
+// TestNaNDriftUnderClip: with the drift bounded, a non-finite sample can
+// only come from NaN outputs, and the error says that a clip does not
+// help instead of advising one.
+func TestNaNDriftUnderClip(t *testing.T) {
+	cfg := smallConfig(MethodTB, 5)
+	cfg.DriftClip = 1e4
+	tr, err := New(energy.GMM25{}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := tr.Student.Net.Params()
+	for i := range ps[len(ps)-1].Value {
+		ps[len(ps)-1].Value[i] = float32(math.NaN())
+	}
+	var ev Evaluator
+	_, _, err = ev.Evaluate(tr.Energy, tr.Proc, tr.Student, 50, nil, rand.New(rand.NewPCG(1, 2)))
+	var oe *OverflowError
+	if !errors.As(err, &oe) || oe.Clip != 1e4 || !strings.Contains(err.Error(), "does not stop") || strings.Contains(err.Error(), "--drift-clip") {
+		t.Fatalf("error %v, want a NaN OverflowError under the clip 1e4 without the clip advice", err)
 	}
 }
 

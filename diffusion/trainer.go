@@ -117,12 +117,15 @@ type Iteration struct {
 // RewardError reports an energy whose LogReward failed (a reward program
 // that exited, say): like a NonFiniteError, Run stops after a checkpoint.
 type RewardError struct {
-	Iteration int
+	Iteration int // the training iteration; −1 in an evaluation
 	Err       error
 }
 
-// Error names the iteration and the energy's error.
+// Error names the iteration (or the evaluation) and the energy's error.
 func (e *RewardError) Error() string {
+	if e.Iteration < 0 {
+		return fmt.Sprintf("diffusion: evaluation: %v", e.Err)
+	}
 	return fmt.Sprintf("diffusion: iteration %d: %v", e.Iteration, e.Err)
 }
 
@@ -147,12 +150,15 @@ func (e *NonFiniteError) Error() string {
 // untrained or diverging policy far from the data can grow like −K·x with
 // K·dt ≫ 2, doubling |x| at every step). Config.DriftClip bounds it; Run
 // stops after a checkpoint, from which Resume can continue with
-// RunOptions.ResumeDriftClip.
+// RunOptions.ResumeDriftClip. With the drift already bounded (Clip > 0) a
+// state can only stop being finite through a NaN drift (NaN parameters),
+// which no bound stops, and the message says so instead.
 type OverflowError struct {
 	Iteration int    // the training iteration; −1 in an evaluation
 	Sampler   string // "Student" or "Teacher"
-	Row       int
+	Row       int    // the sample
 	X         []float32
+	Clip      float64 // the drift bound in force; 0 if none
 }
 
 // Error names the sampler, the sample and the remedy.
@@ -161,17 +167,20 @@ func (e *OverflowError) Error() string {
 	if e.Iteration < 0 {
 		at = "evaluation"
 	}
+	if e.Clip > 0 {
+		return fmt.Sprintf("diffusion: %s: the %s's sample %d is not finite (x = %v) although its drift is bounded to ±%g: the network gives NaN (its parameters are no longer finite), which a drift clip does not stop", at, e.Sampler, e.Row, e.X, e.Clip)
+	}
 	return fmt.Sprintf("diffusion: %s: the %s's sample %d overflowed (x = %v): its drift grew without bound; bound it with a drift clip (Config.DriftClip, gfn train --drift-clip 1e4)", at, e.Sampler, e.Row, e.X)
 }
 
 // checkOverflow returns an OverflowError for the first of the n rows of x
-// (dimension d), drawn by sampler at iteration it, with a NaN or infinite
-// coordinate, or nil.
-func checkOverflow(x []float32, n, d, it int, sampler string) error {
+// (dimension d), drawn by sampler at iteration it with the drift bound
+// clip, with a NaN or infinite coordinate, or nil.
+func checkOverflow(x []float32, n, d, it int, sampler string, clip float64) error {
 	for r := range n {
 		for _, v := range x[r*d : (r+1)*d] {
 			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-				return &OverflowError{Iteration: it, Sampler: sampler, Row: r, X: append([]float32(nil), x[r*d:(r+1)*d]...)}
+				return &OverflowError{Iteration: it, Sampler: sampler, Row: r, X: append([]float32(nil), x[r*d:(r+1)*d]...), Clip: clip}
 			}
 		}
 	}
@@ -265,7 +274,7 @@ func (t *Trainer) Done() bool { return t.Step >= t.Cfg.Iterations }
 // rewards sets t.logR to log R of the n rows of x, which sampler drew,
 // counting the calls and checking every state and value.
 func (t *Trainer) rewards(x []float32, n int, sampler string) error {
-	if err := checkOverflow(x, n, t.Proc.Dim, t.Step, sampler); err != nil {
+	if err := checkOverflow(x, n, t.Proc.Dim, t.Step, sampler, t.Proc.Clip); err != nil {
 		return err
 	}
 	t.logR = growF(t.logR, n)

@@ -179,9 +179,9 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	var res *diffusion.Result
 	if resume != "" {
-		dir := resume
-		if *out != "" {
-			dir = *out
+		dir, err := resumeOut(resume, *out)
+		if err != nil {
+			return err
 		}
 		opt.OutDir = dir
 		if flagGiven(fs, "drift-clip") {
@@ -423,8 +423,8 @@ func parseInts(s string) ([]int, error) {
 // continues it with the drift bounded.
 func overflowHint(err error, dir string) error {
 	var oe *diffusion.OverflowError
-	if !errors.As(err, &oe) {
-		return err
+	if !errors.As(err, &oe) || oe.Clip > 0 {
+		return err // with a bound already, NaN parameters: no flag helps
 	}
 	if _, _, _, step, e := diffusion.ReadState(dir); e == nil {
 		return fmt.Errorf("%w\n  gfn train --resume %s --drift-clip 1e4 continues from iteration %d with the drift bounded", err, dir, step)

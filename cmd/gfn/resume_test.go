@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -276,7 +277,84 @@ func TestResumeRefusesSettingFlags(t *testing.T) {
 	if want := "gfn train --resume " + dir + " --drift-clip 1e4 continues from iteration 3"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("overflow error %v lacks %q", err, want)
 	}
+	// With a bound in force the cause is NaN parameters: no hint.
+	nan := fmt.Errorf("x: %w", &diffusion.OverflowError{Iteration: 2, Sampler: "Teacher", Clip: 1e4})
+	if err := overflowHint(nan, dir); err != nan {
+		t.Errorf("overflow under a drift clip became %v", err)
+	}
 	if err := overflowHint(errors.New("other"), dir); err.Error() != "other" {
 		t.Errorf("another error became %v", err)
 	}
 }
+
+// TestFreshOut: a fresh run may replace a finished run (whose summary goes
+// first, so that the new run counts as unfinished until it ends) but not an
+// unfinished one; a resume writing elsewhere is held to the same rule.
+func TestFreshOut(t *testing.T) {
+	root := t.TempDir()
+	write := func(dir string, files ...string) {
+		os.MkdirAll(dir, 0o755)
+		for _, f := range files {
+			if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	finished, unfinished, empty := filepath.Join(root, "finished"), filepath.Join(root, "unfinished"), filepath.Join(root, "empty")
+	write(finished, "checkpoint.safetensors", "summary.json")
+	write(unfinished, "checkpoint.safetensors")
+	write(empty)
+	for _, dir := range []string{finished, empty, filepath.Join(root, "new")} {
+		if err := checkFreshOut(dir); err != nil {
+			t.Errorf("%s: %v", dir, err)
+		}
+	}
+	if exists(filepath.Join(finished, "summary.json")) || !exists(filepath.Join(finished, "checkpoint.safetensors")) {
+		t.Error("the finished run's summary must go, its checkpoint stay (until the new run overwrites it)")
+	}
+	var ue usageError
+	if err := checkFreshOut(unfinished); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--resume "+unfinished) {
+		t.Errorf("unfinished run: %v, want a usage error naming --resume", err)
+	}
+	for _, c := range []struct {
+		out, want string
+		fail      bool
+	}{{"", unfinished, false}, {unfinished + "/", unfinished, false}, {empty, empty, false}, {unfinished, unfinished, false}} {
+		got, err := resumeOut(unfinished, c.out)
+		if got != c.want || (err != nil) != c.fail {
+			t.Errorf("resumeOut(%s, %q) = %s, %v; want %s", unfinished, c.out, got, err, c.want)
+		}
+	}
+	if _, err := resumeOut(empty, unfinished); !errors.As(err, &ue) {
+		t.Errorf("resume into another unfinished run: %v, want a usage error", err)
+	}
+}
+
+// TestGridResumeProfiles: --cpuprofile, allowed beside --resume, profiles
+// the resumed grid run.
+func TestGridResumeProfiles(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		var o, e bytes.Buffer
+		done <- run(ctx, []string{"train", "--side", "8", "--hidden", "16", "--reward-calls", "32000", "--eval-samples", "0",
+			"--checkpoint-every", "5", "--out", dir, "--quiet"}, &o, &e)
+	}()
+	for !exists(filepath.Join(dir, "checkpoint.safetensors")) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled run: %v", err)
+	}
+	prof := filepath.Join(t.TempDir(), "cpu.pprof")
+	if _, stderr, err := runCLI("train", "--resume", dir, "--quiet", "--cpuprofile", prof); err != nil {
+		t.Fatalf("resume: %v\n%s", err, stderr)
+	}
+	if st, err := os.Stat(prof); err != nil || st.Size() == 0 {
+		t.Errorf("no profile of the resumed run: %v", err)
+	}
+}
+
+func exists(path string) bool { _, err := os.Stat(path); return err == nil }

@@ -167,13 +167,27 @@ func checkResumeFlags(fs *flag.FlagSet, dir, task string, also ...string) error 
 // checkFreshOut refuses to start a run in dir when dir holds an unfinished
 // one (a checkpoint without a summary): starting afresh would overwrite the
 // work that gfn train --resume can continue. A finished run is replaced,
-// as running the same command again reproduces it.
+// as running the same command again reproduces it; its summary goes first,
+// so that the new run counts as unfinished (to this check, to --resume and
+// to gfn bench) until it writes its own.
 func checkFreshOut(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, gfnrun.CheckpointFile)); err != nil {
-		return nil
+	summary := filepath.Join(dir, gfnrun.SummaryFile)
+	_, ckErr := os.Stat(filepath.Join(dir, gfnrun.CheckpointFile))
+	_, sumErr := os.Stat(summary)
+	if ckErr == nil && sumErr != nil {
+		return usagef("--out %s holds an unfinished run (a checkpoint, no summary): continue it with gfn train --resume %s, or give another --out", dir, dir)
 	}
-	if _, err := os.Stat(filepath.Join(dir, gfnrun.SummaryFile)); err == nil {
-		return nil
+	if err := os.Remove(summary); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("replacing the finished run in %s: %w", dir, err)
 	}
-	return usagef("--out %s holds an unfinished run (a checkpoint, no summary): continue it with gfn train --resume %s, or give another --out", dir, dir)
+	return nil
+}
+
+// resumeOut is the directory a run resumed from dir writes to: out if set,
+// after checkFreshOut when it is another directory, else dir.
+func resumeOut(dir, out string) (string, error) {
+	if out == "" || filepath.Clean(out) == filepath.Clean(dir) {
+		return dir, nil
+	}
+	return out, checkFreshOut(out)
 }

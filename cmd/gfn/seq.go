@@ -138,9 +138,9 @@ func trainSeq(ctx context.Context, args []string, stdout, stderr io.Writer, u *u
 	}
 	var res *seqtrain.Result
 	if resume != "" {
-		opt.OutDir = resume
-		if *out != "" {
-			opt.OutDir = *out
+		var err error
+		if opt.OutDir, err = resumeOut(resume, *out); err != nil {
+			return err
 		}
 		_, cfg, round, _ := seqtrain.ReadState(resume)
 		if err := u.start(ctx, opt.OutDir); err != nil {

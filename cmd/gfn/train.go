@@ -124,6 +124,13 @@ func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *
 		if !flagGiven(fs, "checkpoint-every") {
 			*ckEvery = 0 // the run's own
 		}
+		if *cpuprofile != "" {
+			stop, err := startCPUProfile(*cpuprofile)
+			if err != nil {
+				return err
+			}
+			defer stop()
+		}
 		return resumeGrid(ctx, *resume, *out, *ckEvery, *quiet, stdout, stderr, u)
 	}
 	d.Method, d.TeacherReward, d.Hidden = train.Method(*method), train.TeacherReward(*treward), hidden
@@ -232,9 +239,9 @@ func resumeGrid(ctx context.Context, from, out string, ckEvery int, quiet bool, 
 	if err != nil {
 		return usageError{err}
 	}
-	dir := from
-	if out != "" {
-		dir = out
+	dir, err := resumeOut(from, out)
+	if err != nil {
+		return err
 	}
 	build := task.BuildJSON
 	if u != nil {
