@@ -212,10 +212,21 @@ func (j GridJob) Next() (RunStatus, []string) { return nextRun(j.Dir, j.Args) }
 
 // allJobs returns the jobs of every run of the table in its directory: the
 // table's methods and grids (and any other grids of o) with as many seeds
-// as o or the table asks, and the jobs of o it lacks.
+// as o or the table asks, the same for every other method of GridMethods
+// with a run directory there (a diagnostic such as prt-paper, run before
+// with --methods), and the jobs of o it lacks.
 func (t GridTable) allJobs(o GridOptions, jobs []GridJob) []GridJob {
 	whole := o
-	whole.Methods, whole.Seeds = nil, max(o.Seeds, t.Seeds)
+	whole.Methods, whole.Seeds = slices.Clone(t.Methods), max(o.Seeds, t.Seeds)
+	var extra []string
+	for m := range GridMethods {
+		// "<method>-d": teacher-d… is not teacher-k3-d….
+		if found, _ := filepath.Glob(filepath.Join(o.Out, m+"-d*-H*-seed*")); len(found) > 0 && !slices.Contains(whole.Methods, m) {
+			extra = append(extra, m)
+		}
+	}
+	slices.Sort(extra)
+	whole.Methods = append(whole.Methods, extra...)
 	whole.Grids = slices.Clone(t.Grids)
 	for _, g := range o.Grids {
 		if !slices.Contains(whole.Grids, g) {
@@ -224,6 +235,11 @@ func (t GridTable) allJobs(o GridOptions, jobs []GridJob) []GridJob {
 	}
 	return collected(t.Jobs(whole), jobs, func(j GridJob) string { return j.Dir })
 }
+
+// TableJobs returns the jobs of every run of the table in o.Out, as
+// RunGrid collects them (o's own, the table's, and those of other methods
+// run there before): what the figures draw.
+func (t GridTable) TableJobs(o GridOptions) []GridJob { return t.allJobs(o, t.Jobs(o)) }
 
 // Runner runs one gfn command line (the CLI execs itself; tests fake it).
 type Runner func(ctx context.Context, args []string) error

@@ -107,6 +107,26 @@ func TestRunGridIsResumable(t *testing.T) {
 	if err != nil || calls.Load() != 0 || len(rs) != 5 {
 		t.Errorf("--methods tb: %d runs, %d results (want the table's 5), %v", calls.Load(), len(rs), err)
 	}
+	// So does a default run after a diagnostic method ran with --methods,
+	// and the figures draw the same runs.
+	o.Methods = []string{"prt-paper"}
+	if _, err = RunGrid(context.Background(), tb, o, fakeRun(&calls), &log); err != nil {
+		t.Fatal(err)
+	}
+	o.Methods, o.CollectOnly = nil, true
+	rs, err = RunGrid(context.Background(), tb, o, fakeRun(&calls), &log)
+	if err != nil || len(rs) != 6 || rs[5].Method != "prt-paper" {
+		t.Errorf("default collect after prt-paper: %d results, %v", len(rs), err)
+	}
+	var methods []string
+	for _, j := range tb.TableJobs(o) {
+		if !slices.Contains(methods, j.Method) {
+			methods = append(methods, j.Method)
+		}
+	}
+	if want := append(slices.Clone(tb.Methods), "prt-paper"); !slices.Equal(methods, want) {
+		t.Errorf("table jobs' methods %v, want %v (the table's and prt-paper, which ran here)", methods, want)
+	}
 	if _, err := TableByName("table9"); err == nil {
 		t.Error("unknown table accepted")
 	}

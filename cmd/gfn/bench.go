@@ -184,7 +184,7 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := safefile.WriteBytes(filepath.Join(o.Out, "results.md"), []byte(md.String())); err != nil {
 		return err
 	}
-	files, err := bench.GridFigures(filepath.Join(o.Out, "figures"), t.Jobs(o))
+	files, err := bench.GridFigures(filepath.Join(o.Out, "figures"), t.TableJobs(o))
 	if err != nil {
 		return err
 	}
