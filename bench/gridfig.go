@@ -49,9 +49,12 @@ func GridFigures(dir string, jobs []GridJob) ([]string, error) {
 	count := map[key]int{}
 	var order []key
 	for _, j := range jobs {
+		if !exists(filepath.Join(j.Dir, "summary.json")) {
+			continue // not finished: a running run's curve is partial
+		}
 		c, err := readCurve(j.Dir)
 		if err != nil {
-			continue // not finished
+			continue
 		}
 		k := key{j.Grid, j.Method}
 		if s, ok := sum[k]; ok {

@@ -21,6 +21,9 @@ func TestGridFiguresSkipsL1WithoutData(t *testing.T) {
 		{"teacher", Grid{4, 64}, header + "0,0,0,0,,,,0\n10,160,10,3,1.5,,,1\n20,320,20,7,1.2,,,2\n"},
 		{"tb", Grid{4, 64}, header + "0,0,0,0,,,,0\n10,160,10,1,1.7,,,1\n20,320,20,2,1.4,,,2\n"},
 		{"tb", Grid{2, 8}, header + "0,0,0,0,,0.9,,0\n10,160,10,1,1.7,0.5,,1\n"},
+		// Unfinished (no summary): its partial curve must not be drawn
+		// (nor cut the mean curve of its method to its length).
+		{"per", Grid{6, 32}, header + "0,0,0,0,,,,0\n10,160,10,1,1.7,,,1\n"},
 	}
 	var jobs []GridJob
 	for i, r := range runs {
@@ -30,6 +33,9 @@ func TestGridFiguresSkipsL1WithoutData(t *testing.T) {
 		}
 		if err := os.WriteFile(filepath.Join(d, "metrics.csv"), []byte(r.csv), 0o644); err != nil {
 			t.Fatal(err)
+		}
+		if r.grid != (Grid{6, 32}) {
+			os.WriteFile(filepath.Join(d, "summary.json"), []byte("{}"), 0o644)
 		}
 		jobs = append(jobs, GridJob{Method: r.method, Grid: r.grid, Dir: d})
 	}
