@@ -221,7 +221,10 @@ func (t GridTable) allJobs(o GridOptions, jobs []GridJob) []GridJob {
 	var extra []string
 	for m := range GridMethods {
 		// "<method>-d": teacher-d… is not teacher-k3-d….
-		if found, _ := filepath.Glob(filepath.Join(o.Out, m+"-d*-H*-seed*")); len(found) > 0 && !slices.Contains(whole.Methods, m) {
+		if slices.Contains(whole.Methods, m) {
+			continue
+		}
+		if found, _ := filepath.Glob(filepath.Join(o.Out, m+"-d*-H*-seed*")); len(found) > 0 {
 			extra = append(extra, m)
 		}
 	}

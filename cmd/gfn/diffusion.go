@@ -170,13 +170,11 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 	if !*quiet {
 		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
 	}
-	if *cpuprofile != "" {
-		stop, err := startCPUProfile(*cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	stop, err := startCPUProfile(*cpuprofile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	var res *diffusion.Result
 	if resume != "" {
 		dir, err := resumeOut(resume, *out)

@@ -129,13 +129,11 @@ func trainSeq(ctx context.Context, args []string, stdout, stderr io.Writer, u *u
 	if !*quiet {
 		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
 	}
-	if *cpuprofile != "" {
-		stop, err := startCPUProfile(*cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	stop, err := startCPUProfile(*cpuprofile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	var res *seqtrain.Result
 	if resume != "" {
 		var err error

@@ -124,13 +124,11 @@ func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *
 		if !flagGiven(fs, "checkpoint-every") {
 			*ckEvery = 0 // the run's own
 		}
-		if *cpuprofile != "" {
-			stop, err := startCPUProfile(*cpuprofile)
-			if err != nil {
-				return err
-			}
-			defer stop()
+		stop, err := startCPUProfile(*cpuprofile)
+		if err != nil {
+			return err
 		}
+		defer stop()
 		return resumeGrid(ctx, *resume, *out, *ckEvery, *quiet, stdout, stderr, u)
 	}
 	d.Method, d.TeacherReward, d.Hidden = train.Method(*method), train.TeacherReward(*treward), hidden
@@ -219,13 +217,11 @@ func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *
 		methodName = fmt.Sprintf("%s (%d Teachers, split %s)", d.Method, d.Teachers, d.TeacherSplit)
 	}
 	fmt.Fprintf(stdout, "gfn train: %v, method %s, seed %d, %d reward calls in %d steps of %d\n", env, methodName, d.Seed, d.RewardCalls, d.Steps(), d.Batch)
-	if *cpuprofile != "" {
-		stop, err := startCPUProfile(*cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	stop, err := startCPUProfile(*cpuprofile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	res, err := train.Run(ctx, env, d, opt)
 	if err != nil {
 		return u.failed(err, dir)
