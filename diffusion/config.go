@@ -44,7 +44,7 @@ type Optim struct {
 }
 
 // Config holds every training setting. Start from DefaultConfig (the
-// reference preset) or Preset.
+// paper preset on 25GMM) or Preset.
 type Config struct {
 	Method Method `json:"method"`
 	// Process: Steps, Sigma2 and LearnedVariance (Dim comes from the
@@ -100,7 +100,8 @@ type Config struct {
 	// buffer and the Student train on a buffer draw.
 	Schedule string `json:"schedule,omitempty"`
 	// TeacherSchedule, if set, replaces "STSB" as the teacher method's
-	// default cycle (the paper preset's 3:1:2, "SSBSTB").
+	// default cycle (the paper preset sets "STSBSB": the paper's 3:1:2 in
+	// the order of the released code's --adv_freq 3).
 	TeacherSchedule string `json:"teacher_schedule,omitempty"`
 	// LocalSearch runs MALA from buffer samples on Student slots of
 	// iterations divisible by LSEvery (PER + LS, Teacher + LS).

@@ -136,7 +136,16 @@ func curveCSV(t *testing.T, dir string) string {
 // states after burn-in to the buffer on local-search iterations, and skips
 // the batch there (the reference's if/else).
 func TestLocalSearchFillsBuffer(t *testing.T) {
-	cfg := smallConfig(MethodPER, 30)
+	for _, m := range []Method{MethodPER, MethodTeacher} {
+		t.Run(string(m), func(t *testing.T) { testLocalSearchFillsBuffer(t, m) })
+	}
+}
+
+// testLocalSearchFillsBuffer: with local search (PER + LS, Teacher + LS
+// of the appendix), every Student slot at a multiple of LSEvery adds the
+// chains' accepted states to the buffer and pays their reward calls.
+func testLocalSearchFillsBuffer(t *testing.T, m Method) {
+	cfg := smallConfig(m, 30)
 	cfg.LocalSearch, cfg.LSEvery = true, 10
 	cfg.LS.Steps, cfg.LS.BurnIn = 20, 10
 	cfg.BufferCap = 100000
@@ -144,6 +153,7 @@ func TestLocalSearchFillsBuffer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	searches := 0
 	for !tr.Done() {
 		before := tr.buffer.Len()
 		calls := tr.RewardCalls
@@ -160,7 +170,11 @@ func TestLocalSearchFillsBuffer(t *testing.T) {
 			if it.Stored <= cfg.Batch || tr.RewardCalls-calls < cfg.Batch*20 {
 				t.Errorf("iteration %d: local search stored %d states with %d reward calls", step, it.Stored, tr.RewardCalls-calls)
 			}
+			searches++
 		}
+	}
+	if searches != 3 {
+		t.Errorf("%d local searches in 30 iterations, want 3 (at 0, 10, 20)", searches)
 	}
 	tr.buffer.Each(func(_ uint64, x []float32, logR, p float64) {
 		if math.IsNaN(logR) || math.IsInf(logR, 0) {
@@ -519,5 +533,54 @@ func TestPaperPresetBoundsDrift(t *testing.T) {
 		if c, _ := PresetFor("reference", task, MethodTeacher); c.DriftClip != 0 {
 			t.Errorf("reference %s teacher: drift clip %v, want 0", task, c.DriftClip)
 		}
+	}
+}
+
+// dimEnergy is 25GMM claiming another dimension and counting its calls.
+type dimEnergy struct {
+	dim   int
+	calls *int
+}
+
+func (e dimEnergy) Dim() int { return e.dim }
+
+func (e dimEnergy) LogReward(x []float32, out []float64) error {
+	*e.calls++
+	return energy.GMM25{}.LogReward(x, out)
+}
+
+// TestWrongDimension: an energy without a usable dimension, and a resume
+// with an energy of another dimension than the checkpoint's, are errors
+// naming the dimensions, raised before the energy is called.
+func TestWrongDimension(t *testing.T) {
+	calls := 0
+	for _, d := range []int{0, -1} {
+		_, err := New(dimEnergy{d, &calls}, smallConfig(MethodTB, 5))
+		if err == nil || !strings.Contains(err.Error(), "dimension") || calls != 0 {
+			t.Errorf("dimension %d: error %v after %d energy calls, want one naming the dimension before any call", d, err, calls)
+		}
+	}
+	if _, err := New(nil, smallConfig(MethodTB, 5)); err == nil {
+		t.Error("nil energy: no error")
+	}
+
+	dir := t.TempDir()
+	o := quick
+	o.OutDir, o.CheckpointEvery = dir, 5
+	cfg := smallConfig(MethodTeacher, 10)
+	if _, err := Run(context.Background(), energy.GMM25{}, cfg, o); err != nil {
+		t.Fatal(err)
+	}
+	for _, resume := range []func(e energy.Energy) error{
+		func(e energy.Energy) error { _, err := Load(dir, e); return err },
+		func(e energy.Energy) error { _, err := Resume(context.Background(), dir, e, quick); return err },
+	} {
+		err := resume(dimEnergy{3, &calls})
+		if err == nil || !strings.Contains(err.Error(), "dimension 2") || !strings.Contains(err.Error(), " 3") || calls != 0 {
+			t.Errorf("checkpoint of dimension 2, energy of 3: error %v after %d energy calls, want one naming both before any call", err, calls)
+		}
+	}
+	if _, err := Load(dir, energy.GMM25{}); err != nil {
+		t.Errorf("Load with the run's own energy: %v", err)
 	}
 }

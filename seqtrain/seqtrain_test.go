@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gfngo/gfn/discrete"
+	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/teacher"
 )
 
@@ -317,6 +318,12 @@ func TestTrainsTowardsTarget(t *testing.T) {
 	if m.ModesSeen != 2 {
 		t.Errorf("modes seen %d, want both", m.ModesSeen)
 	}
+	// A sampler near the target has Σlog P_F ≈ log R − log Z + log P_B:
+	// the correlation with log R is strong.
+	t.Logf("Pearson: first evaluation %.3f, final %.3f", res.Curve[0].Pearson, m.Pearson)
+	if !(m.Pearson > 0.8) || !(m.Pearson <= 1) {
+		t.Errorf("final correlation of log P_F with log R %v, want in (0.8, 1]", m.Pearson)
+	}
 	if len(res.Curve) != 4 || res.Curve[0].Round != 100 || res.Curve[3].Round != 399 {
 		t.Errorf("curve rounds %v", res.Curve)
 	}
@@ -517,5 +524,107 @@ func TestUnusableOutDirBeforeTraining(t *testing.T) {
 	_, err := Run(context.Background(), toyTask{A: 3, L: 3}, cfg, nil, RunOptions{OutDir: filepath.Join(file, "run"), CheckpointEvery: 1, EvalEvery: 100, EvalSamples: 8})
 	if err == nil || !strings.Contains(err.Error(), "not usable") {
 		t.Errorf("err %v, want 'not usable'", err)
+	}
+}
+
+// TestPearson checks the correlation against values computed by hand.
+func TestPearson(t *testing.T) {
+	for _, c := range []struct {
+		a, b []float64
+		want float64
+	}{
+		{[]float64{1, 2, 3, 4}, []float64{1, 3, 2, 4}, 0.8}, // Σdadb 4 / √(5·5)
+		{[]float64{1, 2, 3}, []float64{3, 5, 7}, 1},
+		{[]float64{1, 2, 3}, []float64{-1, -2, -3}, -1},
+		{[]float64{0, 1, 0, 1}, []float64{1, 1, 0, 0}, 0},
+		{[]float64{2, 2, 2}, []float64{1, 2, 3}, math.NaN()}, // a constant
+	} {
+		got := pearson(c.a, c.b)
+		if math.IsNaN(c.want) != math.IsNaN(got) || !math.IsNaN(c.want) && math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("pearson(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// lowTask is toyTask with every log-reward lowered by 30: log Z < 0, so
+// log Z's gradient pulls it below 0.
+type lowTask struct{ toyTask }
+
+func (k lowTask) LogReward(xs []int32, n int, out []float64) error {
+	k.toyTask.LogReward(xs, n, out)
+	for b := range n {
+		out[b] -= 30
+	}
+	return nil
+}
+
+// TestLogZFloor: the reference floors log Z at 0 after every step; with a
+// floor far below, the same run takes log Z under 0.
+func TestLogZFloor(t *testing.T) {
+	for _, floor := range []float64{0, -1000} {
+		cfg := toyConfig(PRT)
+		cfg.LogZInit, cfg.LogZMin = 0.5, floor
+		tr, err := New(lowTask{toyTask{A: 3, L: 3}}, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lowest := math.Inf(1)
+		for range 20 {
+			if _, err := tr.Iterate(); err != nil {
+				t.Fatal(err)
+			}
+			lowest = math.Min(lowest, float64(tr.Student.LogZ.Value[0]))
+		}
+		if floor == 0 && lowest != 0 {
+			t.Errorf("floor 0: lowest log Z over 20 rounds %v, want exactly 0 (reached, never passed)", lowest)
+		}
+		if floor < 0 && !(lowest < 0) {
+			t.Errorf("floor %v: lowest log Z %v, want below 0 (the test's premise)", floor, lowest)
+		}
+	}
+}
+
+// gradNorm is the joint norm of ps's gradients.
+func gradNorm(ps []*nn.Param) float64 {
+	var s float64
+	for _, p := range ps {
+		for _, g := range p.Grad {
+			s += float64(g) * float64(g)
+		}
+	}
+	return math.Sqrt(s)
+}
+
+// TestGradientClipEveryStep: both agents' policy gradients are clipped on
+// the online step (round 0: the buffer is too small to replay) and on the
+// offline step (round 1's last), where the reference clips only its first
+// step; without the clip the same gradients are larger.
+func TestGradientClipEveryStep(t *testing.T) {
+	const clip = 1e-4
+	for _, c := range []float64{clip, 0} {
+		cfg := toyConfig(TeacherPRT)
+		cfg.ClipNorm = c
+		tr, err := New(toyTask{A: 3, L: 3}, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := range 2 {
+			it, err := tr.Iterate()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if it.Replayed != (round == 1) {
+				t.Fatalf("round %d replayed %v: the test needs an online-only round, then a replaying one", round, it.Replayed)
+			}
+			for _, a := range []*Agent{tr.Student, tr.Teacher} {
+				n := gradNorm(a.policyParams())
+				if c > 0 && n > clip*(1+1e-4) {
+					t.Errorf("round %d: gradient norm %v after clipping to %v", round, n, clip)
+				}
+				if c == 0 && !(n > 10*clip) {
+					t.Errorf("round %d without a clip: gradient norm %v, want the test's premise > %v", round, n, 10*clip)
+				}
+			}
+		}
 	}
 }
