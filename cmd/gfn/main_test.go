@@ -429,3 +429,32 @@ func TestSMCRun(t *testing.T) {
 		t.Errorf("summary %s", b)
 	}
 }
+
+// TestRewardArguments: sequences given as repeated --seq, as arguments,
+// or both with flags in between, and after "--", print the same rows in
+// the order given.
+func TestRewardArguments(t *testing.T) {
+	want, _, err := runCLI("reward", "--task", "tfbind8", "--seq", "ACGTACGT", "--seq", "AAAAAAAA", "--seq", "CCCCCCCC")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(want, "\n"); n != 4 {
+		t.Fatalf("3 sequences gave %d lines:\n%s", n, want)
+	}
+	for _, args := range [][]string{
+		{"reward", "--task", "tfbind8", "ACGTACGT", "AAAAAAAA", "CCCCCCCC"},
+		{"reward", "ACGTACGT", "--task", "tfbind8", "--seq", "AAAAAAAA", "CCCCCCCC"},
+		{"reward", "--seq", "ACGTACGT", "AAAAAAAA", "--task", "tfbind8", "CCCCCCCC"},
+		{"reward", "--task", "tfbind8", "--", "ACGTACGT", "AAAAAAAA", "CCCCCCCC"},
+	} {
+		got, _, err := runCLI(args...)
+		if err != nil || got != want {
+			t.Errorf("%q: %v\n%s\nwant\n%s", args, err, got, want)
+		}
+	}
+	// After "--" an argument that looks like a flag is a sequence.
+	_, _, err = runCLI("reward", "--task", "tfbind8", "--", "--task")
+	if err == nil || !strings.Contains(err.Error(), `"--task" has length 6`) {
+		t.Errorf("a sequence after --: %v", err)
+	}
+}

@@ -79,20 +79,42 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // parse parses flags; --help prints the usage to stdout and returns
 // errHelp, which callers turn into success.
 func parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	var pos []string
+	err := parseWithArgs(fs, args, stdout, func(a string) { pos = append(pos, a) })
+	if err == nil && len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	return err
+}
+
+// parseWithArgs is parse for a command that also takes positional
+// arguments, passed to onArg in order as the flags before them are set:
+// flags may come before, between or after them (the flag package alone
+// stops at the first argument); after "--" all are arguments.
+func parseWithArgs(fs *flag.FlagSet, args []string, stdout io.Writer, onArg func(string)) error {
 	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return errHelp
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return errHelp
+		}
+		if err != nil {
+			return usageError{err}
+		}
+		if fs.NArg() == 0 {
+			return nil
+		}
+		if used := len(args) - fs.NArg(); used > 0 && args[used-1] == "--" {
+			for _, a := range fs.Args() {
+				onArg(a)
+			}
+			return nil
+		}
+		onArg(fs.Arg(0))
+		args = fs.Args()[1:]
 	}
-	if err != nil {
-		return usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
-	}
-	return nil
 }
 
 var errHelp = errors.New("help shown")

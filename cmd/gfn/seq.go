@@ -348,11 +348,12 @@ func writeSeqSamples(t *seqtrain.Trainer, task seqtrain.Task, n int, seed uint64
 
 // runReward prints the raw score and the reward of sequences of a task.
 func runReward(args []string, stdout io.Writer) error {
-	fs := newFlagSet("reward", "Print the raw score, the reward R and log R of sequences of a sequence-design task, and\nwhether each is one of the task's modes: gfn reward --task tfbind8 --seq ACGTACGT [--seq ...].")
+	fs := newFlagSet("reward", "Print the raw score, the reward R and log R of sequences of a sequence-design task, and\nwhether each is one of the task's modes: gfn reward --task tfbind8 --seq ACGTACGT [--seq ...]\nor gfn reward --task tfbind8 ACGTACGT [...].")
 	name := fs.String("task", "tfbind8", "task: "+strings.Join(biochem.Names, ", "))
 	var seqs stringList
-	fs.Var(&seqs, "seq", "a sequence to score (repeatable)")
-	if err := parse(fs, args, stdout); err != nil {
+	fs.Var(&seqs, "seq", "a sequence to score (repeatable; sequences may also follow as arguments)")
+	err := parseWithArgs(fs, args, stdout, func(s string) { seqs = append(seqs, s) })
+	if err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
 		}
