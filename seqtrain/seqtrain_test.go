@@ -584,17 +584,6 @@ func TestLogZFloor(t *testing.T) {
 	}
 }
 
-// gradNorm is the joint norm of ps's gradients.
-func gradNorm(ps []*nn.Param) float64 {
-	var s float64
-	for _, p := range ps {
-		for _, g := range p.Grad {
-			s += float64(g) * float64(g)
-		}
-	}
-	return math.Sqrt(s)
-}
-
 // TestGradientClipEveryStep: both agents' policy gradients are clipped on
 // the online step (round 0: the buffer is too small to replay) and on the
 // offline step (round 1's last), where the reference clips only its first
@@ -617,7 +606,7 @@ func TestGradientClipEveryStep(t *testing.T) {
 				t.Fatalf("round %d replayed %v: the test needs an online-only round, then a replaying one", round, it.Replayed)
 			}
 			for _, a := range []*Agent{tr.Student, tr.Teacher} {
-				n := gradNorm(a.policyParams())
+				n := nn.GradNorm(a.policyParams())
 				if c > 0 && n > clip*(1+1e-4) {
 					t.Errorf("round %d: gradient norm %v after clipping to %v", round, n, clip)
 				}
