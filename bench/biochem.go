@@ -31,6 +31,74 @@ var BiochemMethods = func() []string {
 	return ms
 }()
 
+// BiochemRows are the rows of the sequence-design tables as gfn train
+// flags (the task, seed and output flags are added per run): the six
+// methods of the paper's figure, and the appendix's variants on TFbind8.
+var BiochemRows = func() map[string][]string {
+	rows := map[string][]string{
+		// The α ablation (α = 0.5 is the main rows' default).
+		"teacher-per-alpha0": {"--method", "teacher-per", "--alpha", "0"},
+		"teacher-per-alpha1": {"--method", "teacher-per", "--alpha", "1"},
+		// Back-and-forth local search, accepting a proposal when its
+		// reward is higher, as the paper states.
+		"per-ls":         {"--method", "per", "--ls", "--ls-greedy"},
+		"teacher-per-ls": {"--method", "teacher-per", "--ls", "--ls-greedy"},
+	}
+	for _, m := range seqtrain.Methods {
+		rows[string(m)] = []string{"--method", string(m)}
+	}
+	return rows
+}()
+
+// BiochemTable is one sequence-design experiment: its rows (BiochemRows
+// keys), its tasks and the paper's claims on it.
+type BiochemTable struct {
+	Name    string
+	Methods []string
+	Tasks   []string
+	Claims  []Claim
+	// About introduces the table in results.md.
+	About string
+}
+
+// BiochemTables are the experiments `gfn bench biochem --table` runs: the
+// paper's figure (main: every method on every task) and its two TFbind8
+// appendix figures, the α ablation of Teacher + PER (α = 0, 0.5, 1; the
+// paper does not give its values) and local search with PER and
+// Teacher + PER.
+var BiochemTables = []BiochemTable{
+	{"main", BiochemMethods, BiochemTasks, BiochemClaims, "Biological and chemical sequence design (the paper's §5.3 and its figure of training curves, " +
+		"fig:tfbind8_l14_rna1_metrics_over_rounds; the paper reports only curves, drawn here in figure.png)."},
+	{"alpha", []string{"teacher-per-alpha0", "teacher-per", "teacher-per-alpha1"}, []string{"tfbind8"}, biochemAlphaClaims,
+		"The α ablation of the appendix (fig:tfbind8_alpha_ablation): Teacher + PER whose Teacher reward weighs the " +
+			"Student's log R by α = 0 (loss only), 0.5 (the main runs' setting) or 1. The paper's figure has no image " +
+			"in its source and its text names only α = 0.5, so α = 0 and 1 bracket it."},
+	{"local-search", []string{"per", "per-ls", "teacher-per", "teacher-per-ls"}, []string{"tfbind8"}, biochemLSClaims,
+		"Local search in the appendix (fig:tfbind8_metrics_over_rounds_ls): PER and Teacher + PER, each with and " +
+			"without the back-and-forth local search of Kim et al. (2024) on the online batch (4 fresh Student samples, " +
+			"then 7 rounds of 3 steps back with P_B and 3 forward with the Student; a proposal replaces its chain's " +
+			"object when its reward is higher, the paper's rule). The + LS rows' online samples all come from the " +
+			"Student's chains, as in the authors' code."},
+}
+
+// BiochemTableByName finds a sequence-design table.
+func BiochemTableByName(name string) (BiochemTable, error) {
+	var names []string
+	for _, t := range BiochemTables {
+		if t.Name == name {
+			return t, nil
+		}
+		names = append(names, t.Name)
+	}
+	return BiochemTable{}, fmt.Errorf("bench: table %q is unknown (allowed: %s)", name, strings.Join(names, ", "))
+}
+
+// biochemRowNames are the appendix rows as the paper names them.
+var biochemRowNames = map[string]string{
+	"teacher-per-alpha0": "Teacher + PER, α = 0", "teacher-per-alpha1": "Teacher + PER, α = 1",
+	"per-ls": "PER + LS", "teacher-per-ls": "Teacher + PER + LS",
+}
+
 // BiochemTasks are the sequence-design tasks in the order they run: the
 // cheap ones (TFbind8 and L14-RNA1, width 128) first, then QM9str and
 // sEHstr (width 1,024).
@@ -54,11 +122,14 @@ const quickEvalSamples = 256
 // BiochemOptions shape a run of the sequence-design experiments.
 type BiochemOptions struct {
 	// Out is the root directory; the runs, logs and results go to
-	// Out/biochem (Dir).
+	// Out/biochem for the main table, Out/biochem-<table> for the others
+	// (Dir).
 	Out string
-	// Tasks and Methods select the runs (nil: BiochemTasks and
-	// BiochemMethods). Their order does not matter: runs go in
-	// BiochemTasks order, results in BiochemMethods order.
+	// Table names the experiment (BiochemTables; "": main).
+	Table string
+	// Tasks and Methods select the runs (nil: the table's). Their order
+	// does not matter: runs go in BiochemTasks order, results in the
+	// table's order of methods.
 	Tasks, Methods []string
 	Seeds          int  // runs per method and task (0: BiochemDefaultSeeds)
 	Jobs           int  // concurrent runs (0: 1)
@@ -70,10 +141,27 @@ type BiochemOptions struct {
 }
 
 // Dir is the directory of the runs and results.
-func (o BiochemOptions) Dir() string { return filepath.Join(o.Out, "biochem") }
+func (o BiochemOptions) Dir() string {
+	if o.Table == "" || o.Table == "main" {
+		return filepath.Join(o.Out, "biochem")
+	}
+	return filepath.Join(o.Out, "biochem-"+o.Table)
+}
+
+// table returns the selected table (validate has checked its name).
+func (o BiochemOptions) table() BiochemTable {
+	if o.Table == "" {
+		return BiochemTables[0]
+	}
+	t, _ := BiochemTableByName(o.Table)
+	return t
+}
 
 // BiochemJob is one training run.
 type BiochemJob struct {
+	Table string
+	// Method is the job's row (a BiochemRows key): a seqtrain method, or
+	// one with the flags of an appendix variant.
 	Task, Method string
 	Seed         int
 	Dir          string
@@ -93,14 +181,19 @@ func biochemQuick(s biochem.Settings) (rounds, evalEvery, evalSamples int) {
 
 // validate checks the selection, naming a bad value and what is allowed.
 func (o BiochemOptions) validate() error {
+	if o.Table != "" {
+		if _, err := BiochemTableByName(o.Table); err != nil {
+			return err
+		}
+	}
 	for _, t := range o.Tasks {
 		if !slices.Contains(BiochemTasks, t) {
 			return fmt.Errorf("bench: task %q is unknown (allowed: %s)", t, strings.Join(BiochemTasks, ", "))
 		}
 	}
 	for _, m := range o.Methods {
-		if !slices.Contains(BiochemMethods, m) {
-			return fmt.Errorf("bench: method %q is unknown (allowed: %s)", m, strings.Join(BiochemMethods, ", "))
+		if rows := o.table().Methods; !slices.Contains(rows, m) {
+			return fmt.Errorf("bench: method %q is not a row of table %s (allowed: %s)", m, o.table().Name, strings.Join(rows, ", "))
 		}
 	}
 	if o.Seeds < 0 || o.Jobs < 0 || o.CheckpointEvery < 0 {
@@ -109,13 +202,14 @@ func (o BiochemOptions) validate() error {
 	return nil
 }
 
-// methods returns the selected methods in BiochemMethods order.
+// methods returns the selected methods in the table's order.
 func (o BiochemOptions) methods() []string {
+	rows := o.table().Methods
 	if len(o.Methods) == 0 {
-		return BiochemMethods
+		return rows
 	}
 	var ms []string
-	for _, m := range BiochemMethods {
+	for _, m := range rows {
 		if slices.Contains(o.Methods, m) {
 			ms = append(ms, m)
 		}
@@ -126,7 +220,7 @@ func (o BiochemOptions) methods() []string {
 // tasks returns the selected tasks in BiochemTasks order.
 func (o BiochemOptions) tasks() []string {
 	if len(o.Tasks) == 0 {
-		return BiochemTasks
+		return o.table().Tasks
 	}
 	var ts []string
 	for _, t := range BiochemTasks {
@@ -166,14 +260,38 @@ func BiochemJobs(o BiochemOptions) ([]BiochemJob, error) {
 		for s := range seeds {
 			for _, m := range o.methods() {
 				dir := filepath.Join(o.Dir(), fmt.Sprintf("%s-%s-seed%d", name, m, s))
-				args := []string{"train", "--task", name, "--method", m, "--seed", strconv.Itoa(s), "--out", dir, "--quiet",
-					"--checkpoint-every", strconv.Itoa(o.CheckpointEvery)}
+				args := append([]string{"train", "--task", name}, BiochemRows[m]...)
+				args = append(args, "--seed", strconv.Itoa(s), "--out", dir, "--quiet",
+					"--checkpoint-every", strconv.Itoa(o.CheckpointEvery))
 				args = append(args, quick...)
-				jobs = append(jobs, BiochemJob{Task: name, Method: m, Seed: s, Dir: dir, Args: args, Rounds: rounds})
+				jobs = append(jobs, BiochemJob{Table: o.table().Name, Task: name, Method: m, Seed: s, Dir: dir, Args: args, Rounds: rounds})
 			}
 		}
 	}
 	return jobs, nil
+}
+
+// trainMethod is the seqtrain method of the job's row.
+func (j BiochemJob) trainMethod() string { return flagValue(BiochemRows[j.Method], "--method") }
+
+// matches reports whether a run's configuration is the job's row: its
+// method, α and local search.
+func (j BiochemJob) matches(cfg seqtrain.Config) bool {
+	row := BiochemRows[j.Method]
+	alpha := 0.5
+	if a := flagValue(row, "--alpha"); a != "" {
+		alpha, _ = strconv.ParseFloat(a, 64)
+	}
+	ls := slices.Contains(row, "--ls")
+	return string(cfg.Method) == j.trainMethod() && (!cfg.Method.HasTeacher() || cfg.Reward.Alpha == alpha) && (cfg.LS.Rounds > 0) == ls
+}
+
+// flagValue returns the value after flag in args, or "".
+func flagValue(args []string, flag string) string {
+	if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
+		return args[i+1]
+	}
+	return ""
 }
 
 // Next says what the job's directory calls for and the gfn arguments
@@ -186,6 +304,9 @@ func (j BiochemJob) Next() (RunStatus, []string) { return nextRun(j.Dir, j.Args)
 func allBiochemJobs(o BiochemOptions, jobs []BiochemJob) ([]BiochemJob, error) {
 	whole := o
 	whole.Methods, whole.Tasks, whole.Seeds = nil, nil, max(o.Seeds, BiochemDefaultSeeds)
+	if o.table().Name != "main" {
+		whole.Tasks = BiochemTasks // an appendix table may be run on other tasks too
+	}
 	all, err := BiochemJobs(whole)
 	if err != nil {
 		return nil, err
@@ -202,7 +323,7 @@ func (j BiochemJob) checkResume() error {
 	if err != nil {
 		return fmt.Errorf("bench: %w (remove %s to start the run afresh)", err, j.Dir)
 	}
-	if task != j.Task || string(cfg.Method) != j.Method || cfg.Seed != uint64(j.Seed) || cfg.Rounds != j.Rounds {
+	if task != j.Task || !j.matches(cfg) || cfg.Seed != uint64(j.Seed) || cfg.Rounds != j.Rounds {
 		return fmt.Errorf("bench: the checkpoint in %s (round %d) is of %s %s seed %d with %d rounds, but the run wants %s %s seed %d with %d rounds (a --quick run? use another --out)",
 			j.Dir, round, task, cfg.Method, cfg.Seed, cfg.Rounds, j.Task, j.Method, j.Seed, j.Rounds)
 	}
@@ -320,9 +441,9 @@ func collectBiochem(jobs []BiochemJob) ([]BiochemResult, error) {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return nil, fmt.Errorf("bench: %s: %w", path, err)
 		}
-		if s.Task != j.Task || s.Method != j.Method || s.Seed != j.Seed || s.Rounds != j.Rounds {
+		if s.Task != j.Task || s.Method != j.trainMethod() || s.Seed != j.Seed || s.Rounds != j.Rounds {
 			return nil, fmt.Errorf("bench: %s: a run of %s %s seed %d with %d rounds, but the table wants %s %s seed %d with %d (a --quick run? use another --out)",
-				path, s.Task, s.Method, s.Seed, s.Rounds, j.Task, j.Method, j.Seed, j.Rounds)
+				path, s.Task, s.Method, s.Seed, s.Rounds, j.Task, j.trainMethod(), j.Seed, j.Rounds)
 		}
 		f := func(p *float64) float64 {
 			if p == nil {
@@ -374,6 +495,7 @@ func ReadBiochemCSV(r io.Reader) ([]BiochemResult, error) {
 
 // BiochemReport says how the results were produced, for results.md.
 type BiochemReport struct {
+	Table   string // "": main
 	Quick   bool
 	Jobs    int    // runs at a time
 	Command string // the command line that produced the results
@@ -384,9 +506,12 @@ var biochemMethodNames = map[string]string{
 	"tb": "TB", "eps": "ε-exploration", "prt": "PRT", "per": "PER", "teacher-prt": "Teacher + PRT", "teacher-per": "Teacher + PER",
 }
 
-// methodName is the paper's name of method m.
+// methodName is the paper's name of method (or row) m.
 func methodName(m string) string {
 	if n, ok := biochemMethodNames[m]; ok {
+		return n
+	}
+	if n, ok := biochemRowNames[m]; ok {
 		return n
 	}
 	return m
@@ -423,18 +548,18 @@ func orderedTasks[T any](g map[string]T) []string {
 	return append(ts, rest...)
 }
 
-// orderedMethods lists the methods of g in BiochemMethods order, then any
+// orderedMethods lists the methods of g in the order of rows, then any
 // others by name.
-func orderedMethods[T any](g map[string]T) []string {
+func orderedMethods[T any](g map[string]T, rows []string) []string {
 	var ms []string
-	for _, m := range BiochemMethods {
+	for _, m := range rows {
 		if _, ok := g[m]; ok {
 			ms = append(ms, m)
 		}
 	}
 	var rest []string
 	for m := range g {
-		if !slices.Contains(BiochemMethods, m) {
+		if !slices.Contains(rows, m) {
 			rest = append(rest, m)
 		}
 	}
@@ -470,10 +595,19 @@ func pmCell(v []float64, prec int) string {
 func WriteBiochemMarkdown(w io.Writer, rep BiochemReport, rs []BiochemResult) {
 	g := byTaskMethod(rs)
 	tasks := orderedTasks(g)
-	fmt.Fprintln(w, "# gfn bench biochem")
+	table := BiochemTables[0]
+	if rep.Table != "" {
+		if t, err := BiochemTableByName(rep.Table); err == nil {
+			table = t
+		}
+	}
+	title := "# gfn bench biochem"
+	if table.Name != "main" {
+		title += " --table " + table.Name
+	}
+	fmt.Fprintln(w, title)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Biological and chemical sequence design (the paper's §5.3 and its figure of training curves, "+
-		"fig:tfbind8_l14_rna1_metrics_over_rounds; the paper reports only curves, drawn here in figure.png). "+
+	fmt.Fprintln(w, table.About+" "+
 		"Mean ± population std over a method's runs (one per seed; \"runs\" counts them) of each run's final evaluation: "+
 		"modes found (distinct modes among all samples drawn in training), modes among the final evaluation's Student "+
 		"samples, ELBO (a lower bound of log Z: higher is better), EUBO (an upper bound: lower is better) and the error "+
@@ -483,7 +617,7 @@ func WriteBiochemMarkdown(w io.Writer, rep BiochemReport, rs []BiochemResult) {
 	}
 	for _, task := range tasks {
 		byM := g[task]
-		methods := orderedMethods(byM)
+		methods := orderedMethods(byM, table.Methods)
 		first := byM[methods[0]][0]
 		var about []string
 		if t, err := biochem.Named(task); err == nil {
@@ -512,7 +646,7 @@ func WriteBiochemMarkdown(w io.Writer, rep BiochemReport, rs []BiochemResult) {
 				fmtDuration(wall), ms)
 		}
 	}
-	writeClaims(w, CheckClaims(BiochemClaims, rs), tasks)
+	writeClaims(w, CheckClaims(table.Claims, rs), tasks)
 	fmt.Fprintf(w, "\n## Run time\n\nSum of the runs' wall times (%d at a time, so the runs took about this sum / %d).\n\n",
 		max(rep.Jobs, 1), max(rep.Jobs, 1))
 	fmt.Fprintln(w, "| task | runs | wall per run (mean) | sum of wall times |")
@@ -520,7 +654,7 @@ func WriteBiochemMarkdown(w io.Writer, rep BiochemReport, rs []BiochemResult) {
 	var total float64
 	for _, task := range tasks {
 		var wall []float64
-		for _, m := range orderedMethods(g[task]) {
+		for _, m := range orderedMethods(g[task], table.Methods) {
 			wall = append(wall, values(g[task][m], func(r BiochemResult) float64 { return r.WallSeconds })...)
 		}
 		var sum float64

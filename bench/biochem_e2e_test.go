@@ -61,7 +61,7 @@ func interruptRun(t *testing.T, j BiochemJob) {
 	}
 	_, every, samples := biochemQuick(task.Settings())
 	cfg := seqtrain.ForTask(task)
-	cfg.Method, cfg.Seed, cfg.Rounds = seqtrain.Method(j.Method), uint64(j.Seed), j.Rounds
+	cfg.Method, cfg.Seed, cfg.Rounds = seqtrain.Method(j.trainMethod()), uint64(j.Seed), j.Rounds
 	if err := os.MkdirAll(j.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

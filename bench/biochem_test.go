@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -74,7 +75,7 @@ func TestBiochemJobs(t *testing.T) {
 		want string
 	}{
 		{BiochemOptions{Tasks: []string{"chess"}}, `task "chess" is unknown (allowed: tfbind8, rna, qm9str, sehstr)`},
-		{BiochemOptions{Methods: []string{"teacher"}}, `method "teacher" is unknown (allowed: tb, eps, prt, per, teacher-prt, teacher-per)`},
+		{BiochemOptions{Methods: []string{"teacher"}}, `method "teacher" is not a row of table main (allowed: tb, eps, prt, per, teacher-prt, teacher-per)`},
 		{BiochemOptions{Seeds: -1}, "seeds -1"},
 	} {
 		if _, err := BiochemJobs(c.o); err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "bench: ") {
@@ -138,7 +139,7 @@ func fakeBiochemRun(jobs []BiochemJob, calls *atomic.Int32, ran chan<- []string)
 		return os.WriteFile(filepath.Join(dir, "summary.json"), []byte(fmt.Sprintf(`{"task": %q, "method": %q, "seed": %d,
 			"rounds": %d, "reward_calls": 3200, "num_modes": 328, "final": {"modes_seen": %d, "modes_eval": 1, "elbo": -2,
 			"log_z_est": 8.2, "log_z_err": 0.1, "eubo": 11, "pearson": null, "log_z": 4, "samples": 256},
-			"true_log_z": 8.3, "wall_seconds": 1, "ms_per_round_mean": 10}`, j.Task, j.Method, j.Seed, j.Rounds, 5+j.Seed)), 0o644)
+			"true_log_z": 8.3, "wall_seconds": 1, "ms_per_round_mean": 10}`, j.Task, j.trainMethod(), j.Seed, j.Rounds, 5+j.Seed)), 0o644)
 	}
 }
 
@@ -410,5 +411,84 @@ func TestCollectBiochemReadsSeqtrainSummary(t *testing.T) {
 	rs[0].Pearson, want.Pearson = 0, 0
 	if rs[0] != want {
 		t.Errorf("got %+v\nwant %+v", rs[0], want)
+	}
+}
+
+// TestBiochemAppendixTables: the α and local-search tables run their rows'
+// gfn train flags on TFbind8 into their own directories, collect results
+// under the row names (a run of the row's method with other flags, such as
+// another α, is refused), and write results.md with their own claims.
+func TestBiochemAppendixTables(t *testing.T) {
+	out := t.TempDir()
+	for _, c := range []struct {
+		table string
+		rows  []string
+		flags map[string]string // row → the flags that follow --method in its args
+	}{
+		{"alpha", []string{"teacher-per-alpha0", "teacher-per", "teacher-per-alpha1"}, map[string]string{
+			"teacher-per-alpha0": "teacher-per --alpha 0", "teacher-per": "teacher-per --seed", "teacher-per-alpha1": "teacher-per --alpha 1"}},
+		{"local-search", []string{"per", "per-ls", "teacher-per", "teacher-per-ls"}, map[string]string{
+			"per": "per --seed", "per-ls": "per --ls --ls-greedy", "teacher-per": "teacher-per --seed", "teacher-per-ls": "teacher-per --ls --ls-greedy"}},
+	} {
+		o := BiochemOptions{Out: out, Table: c.table, Seeds: 2, Jobs: 1, Quick: true}
+		jobs, err := BiochemJobs(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(jobs) != 2*len(c.rows) {
+			t.Fatalf("%s: %d jobs, want %d (tfbind8 only, 2 seeds)", c.table, len(jobs), 2*len(c.rows))
+		}
+		for i, j := range jobs {
+			if row := c.rows[i%len(c.rows)]; j.Method != row || j.Task != "tfbind8" || j.Table != c.table {
+				t.Errorf("%s: job %d is %s %s, want tfbind8 %s", c.table, i, j.Task, j.Method, row)
+			}
+			if want := filepath.Join(out, "biochem-"+c.table, fmt.Sprintf("tfbind8-%s-seed%d", j.Method, j.Seed)); j.Dir != want {
+				t.Errorf("%s: dir %s, want %s", c.table, j.Dir, want)
+			}
+			if a := strings.Join(j.Args, " "); !strings.Contains(a, "--method "+c.flags[j.Method]) {
+				t.Errorf("%s %s: args %q lack %q", c.table, j.Method, a, c.flags[j.Method])
+			}
+		}
+		var calls atomic.Int32
+		ran := make(chan []string, 100)
+		var log bytes.Buffer
+		fake := fakeBiochemRun(jobs, &calls, ran)
+		rs, err := RunBiochem(context.Background(), o, fake, &log)
+		if err != nil || len(rs) != len(jobs) {
+			t.Fatalf("%s: %d results, %v", c.table, len(rs), err)
+		}
+		for i, r := range rs {
+			if r.Method != jobs[i].Method {
+				t.Errorf("%s: result %d is row %s, want %s", c.table, i, r.Method, jobs[i].Method)
+			}
+		}
+		var md bytes.Buffer
+		WriteBiochemMarkdown(&md, BiochemReport{Table: c.table, Jobs: 1}, rs)
+		tab, _ := BiochemTableByName(c.table)
+		for _, want := range []string{"# gfn bench biochem --table " + c.table, tab.Claims[0].Text(), "| " + c.rows[0] + " | 2 |"} {
+			if !strings.Contains(md.String(), want) {
+				t.Errorf("%s: results.md lacks %q:\n%s", c.table, want, md.String())
+			}
+		}
+	}
+	// An unfinished run of another α in a row's directory is not resumed
+	// as that row.
+	o := BiochemOptions{Out: out, Table: "alpha", Seeds: 2, Quick: true}
+	jobs, _ := BiochemJobs(o)
+	os.RemoveAll(jobs[0].Dir)
+	os.RemoveAll(jobs[1].Dir)
+	interruptRun(t, jobs[1]) // teacher-per (α = 0.5), seed 0
+	os.Rename(jobs[1].Dir, jobs[0].Dir)
+	var calls atomic.Int32
+	if _, err := RunBiochem(context.Background(), o, fakeBiochemRun(jobs, &calls, make(chan []string, 100)), io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "teacher-per-alpha0") || calls.Load() != 0 {
+		t.Errorf("an α = 0.5 checkpoint resumed as the α = 0 row: %v (%d runs)", err, calls.Load())
+	}
+	if _, err := BiochemJobs(BiochemOptions{Table: "alpha", Methods: []string{"tb"}}); err == nil ||
+		!strings.Contains(err.Error(), `method "tb" is not a row of table alpha`) {
+		t.Errorf("a main row in the alpha table: %v", err)
+	}
+	if _, err := BiochemJobs(BiochemOptions{Table: "gamma"}); err == nil || !strings.Contains(err.Error(), `table "gamma" is unknown (allowed: main, alpha, local-search)`) {
+		t.Errorf("unknown table: %v", err)
 	}
 }

@@ -87,7 +87,13 @@ func BiochemFigure(path string, jobs []BiochemJob) (bool, error) {
 	}
 	// Every method's place, selected or not: a method has the same colour
 	// in every figure.
-	methods = orderedMethods(setOf(append(methods, BiochemMethods...)))
+	rows := BiochemMethods
+	if len(jobs) > 0 {
+		if t, err := BiochemTableByName(jobs[0].Table); err == nil {
+			rows = t.Methods
+		}
+	}
+	methods = orderedMethods(setOf(append(methods, rows...)), rows)
 	var panels []plot.BandPanel
 	for _, task := range orderedTasks(tasks) {
 		var modes, elbo, eubo []plot.Band

@@ -178,11 +178,11 @@ func (c *Chain) run(e energy.Gradient, x []float32, rng *rand.Rand, visit func(S
 	}
 	for b := range n {
 		if !finite(lx[b]) {
-			return Stats{}, fmt.Errorf("langevin: initial state row %d: log R = %v", b, lx[b])
+			return Stats{}, fmt.Errorf("langevin: initial state row %d: log R = %v at x = %v", b, lx[b], x[b*d:(b+1)*d])
 		}
 		for _, g := range gx[b*d : (b+1)*d] {
 			if !finite(g) {
-				return Stats{}, fmt.Errorf("langevin: initial state row %d: gradient %v is not finite", b, g)
+				return Stats{}, fmt.Errorf("langevin: initial state row %d: gradient %v is not finite at x = %v", b, g, x[b*d:(b+1)*d])
 			}
 		}
 	}
@@ -208,11 +208,11 @@ func (c *Chain) run(e energy.Gradient, x []float32, rng *rand.Rand, visit func(S
 		accepted := 0
 		for b := range n {
 			if !finite(ly[b]) {
-				return st, fmt.Errorf("langevin: step %d, row %d: log R of the proposal = %v", i, b, ly[b])
+				return st, fmt.Errorf("langevin: step %d, row %d: log R of the proposal = %v at x = %v", i, b, ly[b], y[b*d:(b+1)*d])
 			}
 			la := logAccept(x[b*d:(b+1)*d], y[b*d:(b+1)*d], gx[b*d:(b+1)*d], gy[b*d:(b+1)*d], lx[b], ly[b], eta)
 			if math.IsNaN(la) {
-				return st, fmt.Errorf("langevin: step %d, row %d: log acceptance ratio is NaN (log R %v → %v, η = %v)", i, b, lx[b], ly[b], eta)
+				return st, fmt.Errorf("langevin: step %d, row %d: log acceptance ratio is NaN (log R %v → %v, η = %v, proposal x = %v)", i, b, lx[b], ly[b], eta, y[b*d:(b+1)*d])
 			}
 			acc[b] = rng.Float64() < math.Exp(min(la, 0))
 			if acc[b] {

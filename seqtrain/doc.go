@@ -42,6 +42,10 @@
 // (a spent generator), here every step; its two-buffer PER checks the PRT
 // buffer's size before replaying, here the PER buffer's.
 //
+// The policy is a parameter: a ModelFunc builds any discrete.Model for
+// both agents (nil: the Config's SSR or MLP policy). Objects are known by
+// a 64-bit key, so New refuses tasks with more than 2^64 sequences.
+//
 // Run adds outputs (metrics.csv, summary.json, curves.png), checkpoints
 // and Resume: a run resumed from a checkpoint ends with the same bits as
 // one never interrupted.

@@ -201,6 +201,13 @@ func benchRunner(out string, jobs int) (bench.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	if strings.HasSuffix(self, ".test") {
+		// A test binary runs its tests, not gfn train: each run would
+		// start the whole suite again, and so on.
+		return func(context.Context, []string) error {
+			return fmt.Errorf("bench: %s is a test binary and cannot run gfn train", self)
+		}, nil
+	}
 	logs := filepath.Join(out, "logs")
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return nil, usagef("output directory %s is not usable: %v", out, err)

@@ -28,17 +28,28 @@ found, ELBO, EUBO, log Z error, wall time, ...), results.md (per task, mean ± s
 each method; the paper's claims checked from these numbers) and figure.png (one row per task;
 modes, ELBO and EUBO against rounds, mean ± std bands over seeds). Methods: tb (on-policy TB),
 eps (ε-exploration), prt, per (replay by reward, by loss), teacher-prt, teacher-per (the
-adaptive Teacher with either buffer).`
+adaptive Teacher with either buffer).
+
+--table alpha and --table local-search run the appendix's TFbind8 figures instead, into
+<out>/biochem-<table>: Teacher + PER with α = 0, 0.5 and 1 (rows teacher-per-alpha0,
+teacher-per, teacher-per-alpha1), and PER and Teacher + PER each without and with the
+back-and-forth local search (rows per, per-ls, teacher-per, teacher-per-ls; a proposal is
+kept when its reward is higher, as the paper states). --task selects other tasks for them.`
 
 func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench biochem", benchBiochemSynopsis)
-	tasks := fs.String("task", "all", "tasks: all, or a comma-separated list of "+strings.Join(bench.BiochemTasks, ", "))
+	var tableNames []string
+	for _, t := range bench.BiochemTables {
+		tableNames = append(tableNames, t.Name)
+	}
+	table := fs.String("table", "main", "experiment: "+strings.Join(tableNames, ", "))
+	tasks := fs.String("task", "all", "tasks: all (the table's: every task for main, tfbind8 for the others), or a comma-separated list of "+strings.Join(bench.BiochemTasks, ", "))
 	fs.StringVar(tasks, "tasks", "all", "the same as --task (the name bench diffusion uses)")
-	methods := fs.String("methods", strings.Join(bench.BiochemMethods, ","), "comma-separated methods")
+	methods := fs.String("methods", "", "comma-separated methods (rows) of the table (default: all of them)")
 	seeds := fs.Int("seeds", bench.BiochemDefaultSeeds, "runs per method and task, with seeds 0 to seeds-1")
 	jobs := fs.Int("jobs", 2, "runs at a time")
 	quick := fs.Bool("quick", false, "smoke run: 1/20 of each task's rounds, an evaluation every quarter of those, 256 evaluation samples")
-	out := fs.String("out", filepath.Join("runs", "bench-biochem"), "root output directory: the runs and results go to <out>/biochem")
+	out := fs.String("out", filepath.Join("runs", "bench-biochem"), "root output directory: the runs and results go to <out>/biochem (other tables: <out>/biochem-<table>)")
 	ckEvery := fs.Int("checkpoint-every", bench.BiochemCheckpointEvery, "rounds between a run's checkpoints (0 = only at the end)")
 	collect := fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished")
 	status := fs.Bool("status", false, "run nothing: list every run of the table in --out and where it stands (finished, the step its checkpoint records, not started) with the time left estimated from finished runs of the same kind")
@@ -55,7 +66,11 @@ func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Write
 	if err := slurm.check(fs, *collect); err != nil {
 		return err
 	}
-	o := bench.BiochemOptions{Out: *out, Seeds: *seeds, Jobs: *jobs, Quick: *quick, CheckpointEvery: *ckEvery, CollectOnly: *collect}
+	tab, err := bench.BiochemTableByName(*table)
+	if err != nil {
+		return usagef("table %q is unknown (allowed: %s)", *table, strings.Join(tableNames, ", "))
+	}
+	o := bench.BiochemOptions{Out: *out, Table: tab.Name, Seeds: *seeds, Jobs: *jobs, Quick: *quick, CheckpointEvery: *ckEvery, CollectOnly: *collect}
 	if *tasks != "all" {
 		for _, k := range strings.Split(*tasks, ",") {
 			t, err := biochem.Named(strings.TrimSpace(k))
@@ -65,12 +80,14 @@ func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Write
 			o.Tasks = append(o.Tasks, t.Name())
 		}
 	}
-	for _, m := range strings.Split(*methods, ",") {
-		m = strings.TrimSpace(m)
-		if !slices.Contains(bench.BiochemMethods, m) {
-			return usagef("method %q is unknown (allowed: %s)", m, strings.Join(bench.BiochemMethods, ", "))
+	if *methods != "" {
+		for _, m := range strings.Split(*methods, ",") {
+			m = strings.TrimSpace(m)
+			if !slices.Contains(tab.Methods, m) {
+				return usagef("method %q is not a row of table %s (allowed: %s)", m, tab.Name, strings.Join(tab.Methods, ", "))
+			}
+			o.Methods = append(o.Methods, m)
 		}
-		o.Methods = append(o.Methods, m)
 	}
 	if *status {
 		rs, err := bench.BiochemStatus(o)
@@ -106,7 +123,7 @@ func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Write
 		return err
 	}
 	var md strings.Builder
-	bench.WriteBiochemMarkdown(&md, bench.BiochemReport{Quick: *quick, Jobs: *jobs,
+	bench.WriteBiochemMarkdown(&md, bench.BiochemReport{Table: tab.Name, Quick: *quick, Jobs: *jobs,
 		Command: strings.Join(append([]string{"gfn bench biochem"}, args...), " ")}, results)
 	if err := safefile.WriteBytes(filepath.Join(dir, "results.md"), []byte(md.String())); err != nil {
 		return err

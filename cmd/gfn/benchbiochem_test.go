@@ -20,8 +20,10 @@ func TestBenchBiochemUsageErrors(t *testing.T) {
 	}{
 		{[]string{"--task", "chess"}, `task "chess" is unknown (allowed: all, tfbind8, rna, qm9str, sehstr)`},
 		{[]string{"--task", "tfbind8,qm9"}, `task "qm9" is unknown`},
-		{[]string{"--methods", "tb,teacher"}, `method "teacher" is unknown (allowed: tb, eps, prt, per, teacher-prt, teacher-per)`},
-		{[]string{"--methods", ""}, `method "" is unknown`},
+		{[]string{"--methods", "tb,teacher"}, `method "teacher" is not a row of table main (allowed: tb, eps, prt, per, teacher-prt, teacher-per)`},
+		{[]string{"--methods", "tb,"}, `method "" is not a row`},
+		{[]string{"--table", "beta"}, `table "beta" is unknown (allowed: main, alpha, local-search)`},
+		{[]string{"--table", "alpha", "--methods", "tb"}, `method "tb" is not a row of table alpha (allowed: teacher-per-alpha0, teacher-per, teacher-per-alpha1)`},
 		{[]string{"--seeds", "0"}, "seeds 0 and jobs 2 must be >= 1"},
 		{[]string{"--jobs", "0"}, "seeds 5 and jobs 0 must be >= 1"},
 		{[]string{"--checkpoint-every", "-1"}, "checkpoint-every -1 >= 0"},
@@ -38,23 +40,25 @@ func TestBenchBiochemUsageErrors(t *testing.T) {
 	}
 }
 
-// Every run of gfn bench biochem --quick is a valid gfn train command
-// line; here shortened to two rounds of small networks.
+// Every run of gfn bench biochem --quick, in every table, is a valid gfn
+// train command line; here shortened to two rounds of small networks.
 func TestBenchBiochemJobsTrain(t *testing.T) {
-	o := bench.BiochemOptions{Out: t.TempDir(), Seeds: 1, Quick: true, Tasks: []string{"tfbind8"}}
-	jobs, err := bench.BiochemJobs(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var methods []string
-	for _, j := range jobs {
-		methods = append(methods, j.Method)
-		args := append(slices.Clone(j.Args), "--rounds", "2", "--eval-every", "1", "--eval-samples", "16", "--hidden", "8", "--embed", "8")
-		if _, stderr, err := runCLI(args...); err != nil {
-			t.Errorf("%s: %v\n%s", j.Method, err, stderr)
+	for _, tab := range bench.BiochemTables {
+		o := bench.BiochemOptions{Out: t.TempDir(), Table: tab.Name, Seeds: 1, Quick: true, Tasks: []string{"tfbind8"}}
+		jobs, err := bench.BiochemJobs(o)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if !slices.Equal(methods, bench.BiochemMethods) {
-		t.Errorf("methods %q", methods)
+		var methods []string
+		for _, j := range jobs {
+			methods = append(methods, j.Method)
+			args := append(slices.Clone(j.Args), "--rounds", "8", "--eval-every", "4", "--eval-samples", "16", "--hidden", "8", "--embed", "8")
+			if _, stderr, err := runCLI(args...); err != nil {
+				t.Errorf("%s %s: %v\n%s", tab.Name, j.Method, err, stderr)
+			}
+		}
+		if !slices.Equal(methods, tab.Methods) {
+			t.Errorf("%s: methods %q, want %q", tab.Name, methods, tab.Methods)
+		}
 	}
 }
