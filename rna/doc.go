@@ -24,7 +24,9 @@
 //
 // [DefaultParams] are the Turner 2004 nearest-neighbour parameters
 // (Mathews et al. 2004, PNAS 101:7287) in the ViennaRNA 2.x parameter-file
-// format, embedded from rna_turner2004.par. That file is the one distributed
+// format, embedded gzipped from rna_turner2004.par.gz (SHA-256 of the
+// decompressed file 8bc7689b…, checked by the tests; the same bytes as
+// shared/data/rna/rna_turner2004.par). That file is the one distributed
 // with the ViennaRNA Package (misc/rna_turner2004.par; R. Lorenz, I. L.
 // Hofacker et al., Institute for Theoretical Chemistry, University of
 // Vienna), used under the ViennaRNA licence: research, educational and

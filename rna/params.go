@@ -3,6 +3,7 @@ package rna
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -28,8 +29,25 @@ const (
 // header is the first line of a ViennaRNA 2.x parameter file.
 const header = "## RNAfold parameter file v2.0"
 
-//go:embed rna_turner2004.par
-var turner2004 []byte
+// turner2004Gz is rna_turner2004.par, gzipped (38 KB instead of 382 KB in
+// the binary); turner2004File decompresses it.
+//
+//go:embed rna_turner2004.par.gz
+var turner2004Gz []byte
+
+// turner2004SHA256 is the SHA-256 of the decompressed file: ViennaRNA's
+// misc/rna_turner2004.par with the one correction rna's documentation
+// states (shared/data/rna/rna_turner2004.par).
+const turner2004SHA256 = "8bc7689b4b0c46e6e049516baeac7159c95a85f9f0b427e0ed0bd3c35ecd2cf6"
+
+// turner2004File returns the embedded parameter file's text.
+func turner2004File() ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(turner2004Gz))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
+}
 
 // Params holds an energy parameter set: the free energies at 37 °C, in
 // dcal/mol, of the sections of a ViennaRNA 2.x parameter file that duplex
@@ -75,11 +93,15 @@ var (
 )
 
 // DefaultParams returns the Turner 2004 parameters of the embedded
-// rna_turner2004.par, ViennaRNA's default set. The file is parsed on the
+// rna_turner2004.par (gzipped), ViennaRNA's default set. The file is parsed on the
 // first call; every call returns the same value.
 func DefaultParams() *Params {
 	defaultOnce.Do(func() {
-		p, err := parse(bytes.NewReader(turner2004), &Params{})
+		text, err := turner2004File()
+		if err != nil {
+			panic("rna: embedded parameter file: " + err.Error())
+		}
+		p, err := parse(bytes.NewReader(text), &Params{})
 		if err != nil {
 			panic("rna: embedded parameter file: " + err.Error())
 		}

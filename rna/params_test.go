@@ -2,11 +2,21 @@ package rna
 
 import (
 	"bytes"
-	"os"
+	"crypto/sha256"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 )
+
+// turner2004 is the embedded parameter file's text.
+var turner2004 = func() []byte {
+	b, err := turner2004File()
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
 
 // Index names of the parameter file's row labels.
 var (
@@ -19,9 +29,9 @@ var (
 // "/* CG,GC,A */") name their indices, so this locates each value
 // independently of the reader's streaming order.
 func TestDefaultParamsMatchFileLabels(t *testing.T) {
-	data, err := os.ReadFile("rna_turner2004.par")
-	if err != nil {
-		t.Fatal(err)
+	data := turner2004
+	if sum := fmt.Sprintf("%x", sha256.Sum256(data)); sum != turner2004SHA256 {
+		t.Fatalf("embedded parameter file SHA-256 %s, want %s", sum, turner2004SHA256)
 	}
 	lines := strings.Split(string(data), "\n")
 	p := DefaultParams()

@@ -39,8 +39,13 @@ func TestLocalSearchBatch(t *testing.T) {
 	if tr.RewardCalls-calls != 8 {
 		t.Errorf("%d reward calls, want 8", tr.RewardCalls-calls)
 	}
-	w := tr.Env.StateLen()
-	if tr.tr.Len() != 8 && !tr.Cfg.Method.Replays() {
+	if tr.Cfg.Method.Replays() {
+		// The round's last batch is the replay's: the online batch of
+		// 8 local-search objects is what the buffer received.
+		if n := tr.per.Len(); n < 1 || n > 8 {
+			t.Fatalf("the buffer holds %d objects after one round, want 1 to 8 (the online batch)", n)
+		}
+	} else if tr.tr.Len() != 8 {
 		t.Fatalf("%d trajectories, want 8", tr.tr.Len())
 	}
 	for _, bad := range []LocalSearch{{Rounds: 3, Back: 0}, {Rounds: 2, Back: 1}} {
@@ -50,7 +55,6 @@ func TestLocalSearchBatch(t *testing.T) {
 			t.Errorf("local search %+v with batch 8 must be invalid", bad)
 		}
 	}
-	_ = w
 }
 
 // TestLocalSearchTrajectoriesAreWhole checks every trajectory of a local

@@ -294,7 +294,7 @@ type allModes struct{ toyTask }
 
 func (allModes) IsMode([]int32) bool { return true }
 
-// TestTrainsTowardsTarget: on-policy TB on the toy task brings the
+// TestTrainsTowardsTarget: Teacher + PER on the toy task brings the
 // importance-sampled log Z estimate, the ELBO and the EUBO within a few
 // tenths of the true log Z (the bounds from both sides).
 func TestTrainsTowardsTarget(t *testing.T) {

@@ -349,13 +349,18 @@ func evalDiffusion(dir string, n int, seed uint64, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return reportDiffusion(t, e, n, seed, stdout)
+	task, _, _, _, err := diffusion.ReadState(dir)
+	if err != nil {
+		return err
+	}
+	return reportDiffusion(task, t, e, n, seed, stdout)
 }
 
 // reportDiffusion prints the Student's (and Teacher's) ELBO, ELBO-IS,
 // EUBO and W2 on n fresh and n exact samples as JSON; without exact
 // samples (an energy that is not an energy.Sampler), EUBO and W2 are null.
-func reportDiffusion(t *diffusion.Trainer, e energy.Energy, n int, seed uint64, stdout io.Writer) error {
+// task names the run as its summary.json does.
+func reportDiffusion(task string, t *diffusion.Trainer, e energy.Energy, n int, seed uint64, stdout io.Writer) error {
 	rng := rand.New(rand.NewPCG(seed, 0xe7a1))
 	exact := diffusion.ExactSamples(e, n, rng)
 	var ev diffusion.Evaluator
@@ -365,7 +370,7 @@ func reportDiffusion(t *diffusion.Trainer, e energy.Energy, n int, seed uint64, 
 		Student  diffusion.Metrics  `json:"student"`
 		Teacher  *diffusion.Metrics `json:"teacher,omitempty"`
 		TrueLogZ *float64           `json:"true_log_z,omitempty"`
-	}{Task: fmt.Sprint(e), Step: t.Step}
+	}{Task: task, Step: t.Step}
 	var err error
 	if rep.Student, _, err = ev.Evaluate(e, t.Proc, t.Student, n, exact, rng); err != nil {
 		return err

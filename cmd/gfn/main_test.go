@@ -396,6 +396,17 @@ func TestDiffusionTrainSampleEval(t *testing.T) {
 	if got := defaultEvalSamples(checkpointKind(dir)); got != 10000 {
 		t.Errorf("default eval samples of a diffusion checkpoint %d, want 10000", got)
 	}
+	// gfn eval names the task as summary.json does (Manywell's energy
+	// prints itself with its dimension).
+	mw := filepath.Join(t.TempDir(), "mw")
+	if _, _, err := runCLI("train", "--task", "manywell", "--method", "tb", "--hidden", "16", "--steps", "5", "--batch", "16",
+		"--iterations", "4", "--eval-every", "2", "--eval-samples", "50", "--final-samples", "100", "--out", mw, "--quiet"); err != nil {
+		t.Fatal(err)
+	}
+	ev, _, err = runCLI("eval", "--checkpoint", mw, "--samples", "100")
+	if err != nil || json.Unmarshal([]byte(ev), &rep) != nil || rep.Task != "manywell" {
+		t.Errorf("gfn eval of a Manywell run: task %q (%v), want manywell", rep.Task, err)
+	}
 }
 
 // TestSMCRun runs the SMC baseline from the CLI: its summary holds the

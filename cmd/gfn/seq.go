@@ -219,8 +219,6 @@ func printSeqSummary(w io.Writer, s *seqtrain.Summary, dir string) {
 	fmt.Fprintf(w, "  wrote %s: metrics.csv, summary.json, %s, %s, %scurves.png\n", dir, seqtrain.CheckpointFile, seqtrain.ConfigFile, reward)
 }
 
-// sampleSeq writes n Student samples of a sequence checkpoint as CSV:
-// sequence, score, log_reward.
 // loadSeq loads the sequence-training checkpoint in dir with its task.
 func loadSeq(dir string) (*biochem.Task, *seqtrain.Trainer, error) {
 	name, _, _, err := seqtrain.ReadState(dir)
