@@ -36,13 +36,19 @@ var BiochemMethods = func() []string {
 // methods of the paper's figure, and the appendix's variants on TFbind8.
 var BiochemRows = func() map[string][]string {
 	rows := map[string][]string{
-		// The α ablation (α = 0.5 is the main rows' default).
-		"teacher-per-alpha0": {"--method", "teacher-per", "--alpha", "0"},
-		"teacher-per-alpha1": {"--method", "teacher-per", "--alpha", "1"},
+		// The α ablation (α = 0.5 is the main rows' default: its row
+		// has the main teacher-per runs' bits).
+		"teacher-per-alpha0":   {"--method", "teacher-per", "--alpha", "0"},
+		"teacher-per-alpha0.5": {"--method", "teacher-per", "--alpha", "0.5"},
+		"teacher-per-alpha1":   {"--method", "teacher-per", "--alpha", "1"},
 		// Back-and-forth local search, accepting a proposal when its
 		// reward is higher, as the paper states.
 		"per-ls":         {"--method", "per", "--ls", "--ls-greedy"},
 		"teacher-per-ls": {"--method", "teacher-per", "--ls", "--ls-greedy"},
+		// The Teacher's rounds search with the Teacher, scored by its
+		// reward, as the paper's appendix describes; in the row above (the
+		// authors' code) only the Student searches and samples.
+		"teacher-per-tls": {"--method", "teacher-per", "--ls", "--ls-greedy", "--ls-teacher"},
 	}
 	for _, m := range seqtrain.Methods {
 		rows[string(m)] = []string{"--method", string(m)}
@@ -69,16 +75,19 @@ type BiochemTable struct {
 var BiochemTables = []BiochemTable{
 	{"main", BiochemMethods, BiochemTasks, BiochemClaims, "Biological and chemical sequence design (the paper's §5.3 and its figure of training curves, " +
 		"fig:tfbind8_l14_rna1_metrics_over_rounds; the paper reports only curves, drawn here in figure.png)."},
-	{"alpha", []string{"teacher-per-alpha0", "teacher-per", "teacher-per-alpha1"}, []string{"tfbind8"}, biochemAlphaClaims,
+	{"alpha", []string{"teacher-per-alpha0", "teacher-per-alpha0.5", "teacher-per-alpha1"}, []string{"tfbind8"}, biochemAlphaClaims,
 		"The α ablation of the appendix (fig:tfbind8_alpha_ablation): Teacher + PER whose Teacher reward weighs the " +
 			"Student's log R by α = 0 (loss only), 0.5 (the main runs' setting) or 1. The paper's figure has no image " +
 			"in its source and its text names only α = 0.5, so α = 0 and 1 bracket it."},
-	{"local-search", []string{"per", "per-ls", "teacher-per", "teacher-per-ls"}, []string{"tfbind8"}, biochemLSClaims,
+	{"local-search", []string{"per", "per-ls", "teacher-per", "teacher-per-ls", "teacher-per-tls"}, []string{"tfbind8"}, biochemLSClaims,
 		"Local search in the appendix (fig:tfbind8_metrics_over_rounds_ls): PER and Teacher + PER, each with and " +
 			"without the back-and-forth local search of Kim et al. (2024) on the online batch (4 fresh Student samples, " +
 			"then 7 rounds of 3 steps back with P_B and 3 forward with the Student; a proposal replaces its chain's " +
-			"object when its reward is higher, the paper's rule). The + LS rows' online samples all come from the " +
-			"Student's chains, as in the authors' code."},
+			"object when its reward is higher, the paper's rule). In the Teacher + PER + LS row, as in the authors' code, " +
+			"every online batch is the Student's search and the Teacher never samples, so its Student trains exactly as " +
+			"PER + LS's does (the same bits); the row Teacher + PER + LS (Teacher's search) is the paper's description: " +
+			"the Teacher's rounds (every third) search with the Teacher's policy and keep a proposal when its Teacher " +
+			"reward is higher."},
 }
 
 // BiochemTableByName finds a sequence-design table.
@@ -95,8 +104,8 @@ func BiochemTableByName(name string) (BiochemTable, error) {
 
 // biochemRowNames are the appendix rows as the paper names them.
 var biochemRowNames = map[string]string{
-	"teacher-per-alpha0": "Teacher + PER, α = 0", "teacher-per-alpha1": "Teacher + PER, α = 1",
-	"per-ls": "PER + LS", "teacher-per-ls": "Teacher + PER + LS",
+	"teacher-per-alpha0": "Teacher + PER, α = 0", "teacher-per-alpha0.5": "Teacher + PER, α = 0.5", "teacher-per-alpha1": "Teacher + PER, α = 1",
+	"per-ls": "PER + LS", "teacher-per-ls": "Teacher + PER + LS", "teacher-per-tls": "Teacher + PER + LS (Teacher's search)",
 }
 
 // BiochemTasks are the sequence-design tasks in the order they run: the
@@ -282,8 +291,9 @@ func (j BiochemJob) matches(cfg seqtrain.Config) bool {
 	if a := flagValue(row, "--alpha"); a != "" {
 		alpha, _ = strconv.ParseFloat(a, 64)
 	}
-	ls := slices.Contains(row, "--ls")
-	return string(cfg.Method) == j.trainMethod() && (!cfg.Method.HasTeacher() || cfg.Reward.Alpha == alpha) && (cfg.LS.Rounds > 0) == ls
+	ls, tls := slices.Contains(row, "--ls"), slices.Contains(row, "--ls-teacher")
+	return string(cfg.Method) == j.trainMethod() && (!cfg.Method.HasTeacher() || cfg.Reward.Alpha == alpha) &&
+		(cfg.LS.Rounds > 0) == ls && cfg.LS.Teacher == tls
 }
 
 // flagValue returns the value after flag in args, or "".

@@ -425,10 +425,11 @@ func TestBiochemAppendixTables(t *testing.T) {
 		rows  []string
 		flags map[string]string // row → the flags that follow --method in its args
 	}{
-		{"alpha", []string{"teacher-per-alpha0", "teacher-per", "teacher-per-alpha1"}, map[string]string{
-			"teacher-per-alpha0": "teacher-per --alpha 0", "teacher-per": "teacher-per --seed", "teacher-per-alpha1": "teacher-per --alpha 1"}},
-		{"local-search", []string{"per", "per-ls", "teacher-per", "teacher-per-ls"}, map[string]string{
-			"per": "per --seed", "per-ls": "per --ls --ls-greedy", "teacher-per": "teacher-per --seed", "teacher-per-ls": "teacher-per --ls --ls-greedy"}},
+		{"alpha", []string{"teacher-per-alpha0", "teacher-per-alpha0.5", "teacher-per-alpha1"}, map[string]string{
+			"teacher-per-alpha0": "teacher-per --alpha 0 ", "teacher-per-alpha0.5": "teacher-per --alpha 0.5", "teacher-per-alpha1": "teacher-per --alpha 1"}},
+		{"local-search", []string{"per", "per-ls", "teacher-per", "teacher-per-ls", "teacher-per-tls"}, map[string]string{
+			"per": "per --seed", "per-ls": "per --ls --ls-greedy --seed", "teacher-per": "teacher-per --seed",
+			"teacher-per-ls": "teacher-per --ls --ls-greedy --seed", "teacher-per-tls": "teacher-per --ls --ls-greedy --ls-teacher"}},
 	} {
 		o := BiochemOptions{Out: out, Table: c.table, Seeds: 2, Jobs: 1, Quick: true}
 		jobs, err := BiochemJobs(o)
@@ -477,7 +478,7 @@ func TestBiochemAppendixTables(t *testing.T) {
 	jobs, _ := BiochemJobs(o)
 	os.RemoveAll(jobs[0].Dir)
 	os.RemoveAll(jobs[1].Dir)
-	interruptRun(t, jobs[1]) // teacher-per (α = 0.5), seed 0
+	interruptRun(t, jobs[1]) // α = 0.5, seed 0
 	os.Rename(jobs[1].Dir, jobs[0].Dir)
 	var calls atomic.Int32
 	if _, err := RunBiochem(context.Background(), o, fakeBiochemRun(jobs, &calls, make(chan []string, 100)), io.Discard); err == nil ||

@@ -275,7 +275,7 @@ const (
 var biochemAlphaClaims = func() []Claim {
 	var cs []Claim
 	for _, m := range []string{"modes", "elbo", "eubo"} {
-		cs = append(cs, Claim{Statement: stmtAlpha, Task: "tfbind8", Metric: m, Method: "teacher-per", Than: []string{"teacher-per-alpha0", "teacher-per-alpha1"}, Rel: ClearlyBetter})
+		cs = append(cs, Claim{Statement: stmtAlpha, Task: "tfbind8", Metric: m, Method: "teacher-per-alpha0.5", Than: []string{"teacher-per-alpha0", "teacher-per-alpha1"}, Rel: ClearlyBetter})
 	}
 	return cs
 }()
@@ -286,7 +286,9 @@ var biochemLSClaims = func() []Claim {
 	for _, m := range []string{"modes", "elbo", "eubo"} {
 		cs = append(cs, Claim{Statement: stmtLSTeach, Task: "tfbind8", Metric: m, Method: "teacher-per", Than: []string{"per-ls"}, Rel: Better})
 	}
-	cs = append(cs, Claim{Statement: stmtLSSynerg, Task: "tfbind8", Metric: "eubo", Method: "teacher-per-ls", Than: []string{"teacher-per"}, Rel: Better})
+	for _, m := range []string{"teacher-per-ls", "teacher-per-tls"} {
+		cs = append(cs, Claim{Statement: stmtLSSynerg, Task: "tfbind8", Metric: "eubo", Method: m, Than: []string{"teacher-per"}, Rel: Better})
+	}
 	return cs
 }()
 

@@ -199,6 +199,9 @@ func (c Config) Validate() error {
 	if err := c.LS.validate(c.OnlineBatch); err != nil {
 		return err
 	}
+	if c.LS.Teacher && !c.Method.HasTeacher() {
+		return fmt.Errorf("seqtrain: the Teacher's local search needs a Teacher method (teacher-prt, teacher-per), not %s", c.Method)
+	}
 	if c.Method.HasTeacher() {
 		if err := c.Schedule.Validate(true, false); err != nil {
 			return fmt.Errorf("seqtrain: %w", err)

@@ -28,6 +28,15 @@ type LocalSearch struct {
 	// Metropolis–Hastings coin with log-odds Δlog R + log q(x|x') −
 	// log q(x'|x), the proposal's back-and-forth probabilities.
 	Greedy bool `json:"greedy,omitempty"`
+	// Teacher makes the Teacher's rounds (the schedule's T slots) search
+	// too, as the paper's appendix describes it: chains from the
+	// Teacher's samples, rebuilt forward with the Teacher's policy, scored
+	// by the Teacher's reward log R_T (from the Student's δ on the
+	// proposal's trajectory before the round's update) in place of log R.
+	// Off, as in the authors' code, every online batch is the Student's
+	// search and the Teacher never samples: its training then changes
+	// nothing the Student sees.
+	Teacher bool `json:"teacher,omitempty"`
 }
 
 // lsState is the local search's scratch space.
@@ -37,6 +46,7 @@ type lsState struct {
 	starts                     []int32
 	cuts                       []int
 	logR, candR                []float64
+	score, candScore, delta    []float64
 	backPF, candPF             []float64
 	tb                         discrete.TB
 	// trace, if set (tests), sees the chains' current objects after each
@@ -47,6 +57,8 @@ type lsState struct {
 // validate reports an invalid local search for an online batch of n.
 func (ls LocalSearch) validate(n int) error {
 	switch {
+	case ls.Rounds == 0 && ls.Teacher:
+		return fmt.Errorf("seqtrain: the Teacher's local search needs local search (rounds %d)", ls.Rounds)
 	case ls.Rounds == 0:
 		return nil
 	case ls.Rounds < 0 || ls.Back < 1:
@@ -58,19 +70,35 @@ func (ls LocalSearch) validate(n int) error {
 }
 
 // localSearchBatch builds the online batch in t.tr with its log-rewards in
-// t.logR (n = OnlineBatch objects, reward calls included).
-func (t *Trainer) localSearchBatch() error {
+// t.logR (n = OnlineBatch objects, reward calls included): the search of
+// agent st, scored by log R, or by the Teacher's reward if teacherScore.
+func (t *Trainer) localSearchBatch(st *Agent, teacherScore bool) error {
 	cfg, env := t.Cfg, t.Env
 	ls := &t.ls
 	n := cfg.OnlineBatch
 	m := n / (cfg.LS.Rounds + 1)
 	w := env.StateLen()
-	st := t.Student
 	t.sampler.Forward(st.Model, m, discrete.SampleOptions{Eps: cfg.epsilon()}, t.rng, &ls.chains)
 	ls.logR = grow(ls.logR, m)
 	if err := t.rewards(ls.chains.Final, m, ls.logR); err != nil {
 		return err
 	}
+	// score sets out to what the search maximises for the m trajectories
+	// of tr with log-rewards logR.
+	score := func(tr *discrete.Trajectories, logR, out []float64) {
+		if !teacherScore {
+			copy(out, logR)
+			return
+		}
+		ls.delta = grow(ls.delta, m)
+		s := t.Student
+		ls.tb.Eval(env, s.Model, s.LogZ, tr, logR, ls.delta)
+		for b, d := range ls.delta[:m] {
+			out[b] = cfg.Reward.LogReward(cfg.Reward.Term(d), logR[b])
+		}
+	}
+	ls.score, ls.candScore = grow(ls.score, m), grow(ls.candScore, m)
+	score(&ls.chains, ls.logR, ls.score)
 	ls.out.Reset(w)
 	ls.out.Append(&ls.chains)
 	t.logR = append(t.logR[:0], ls.logR...)
@@ -95,6 +123,7 @@ func (t *Trainer) localSearchBatch() error {
 		if err := t.rewards(ls.cand.Final, m, ls.candR); err != nil {
 			return err
 		}
+		score(&ls.cand, ls.candR, ls.candScore)
 		if !cfg.LS.Greedy {
 			ls.backPF, ls.candPF = grow(ls.backPF, m), grow(ls.candPF, m)
 			ls.tb.LogPF(env, st.Model, &ls.back, ls.backPF)
@@ -103,7 +132,7 @@ func (t *Trainer) localSearchBatch() error {
 		next := &ls.next
 		next.Reset(w)
 		for b := range m {
-			accept := ls.candR[b] > ls.logR[b]
+			accept := ls.candScore[b] > ls.score[b]
 			if !cfg.LS.Greedy {
 				// log q(x|x') − log q(x'|x): forward along the old
 				// segment and back along the new one, against back along
@@ -114,12 +143,12 @@ func (t *Trainer) localSearchBatch() error {
 				newPF := ls.candPF[b]
 				oldPB := segLogPB(env, &ls.back, b, cuts[b])
 				newPB := segLogPB(env, &ls.cand, b, cuts[b])
-				logOdds := ls.candR[b] - ls.logR[b] + (oldPF + newPB) - (oldPB + newPF)
+				logOdds := ls.candScore[b] - ls.score[b] + (oldPF + newPB) - (oldPB + newPF)
 				accept = t.rng.Float64() < 1/(1+math.Exp(-logOdds))
 			}
 			if accept {
 				next.AddFrom(env, &ls.cand, b)
-				ls.logR[b] = ls.candR[b]
+				ls.logR[b], ls.score[b] = ls.candR[b], ls.candScore[b]
 			} else {
 				next.AddFrom(env, &ls.chains, b)
 			}

@@ -2,7 +2,12 @@ package seqtrain
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/gfngo/gfn/discrete"
+	"github.com/gfngo/gfn/teacher"
 )
 
 // TestLocalSearchBatch: the online batch is the chains' first objects and
@@ -66,7 +71,7 @@ func TestLocalSearchTrajectoriesAreWhole(t *testing.T) {
 	cfg.OnlineBatch = 12
 	cfg.LS = LocalSearch{Rounds: 5, Back: 3}
 	tr, _ := New(task, cfg, nil)
-	if err := tr.localSearchBatch(); err != nil {
+	if err := tr.localSearchBatch(tr.Student, false); err != nil {
 		t.Fatal(err)
 	}
 	env, w := tr.Env, tr.Env.StateLen()
@@ -131,7 +136,7 @@ func TestLocalSearchChainTargetsR(t *testing.T) {
 		}
 	}
 	for range 15 {
-		if err := tr.localSearchBatch(); err != nil {
+		if err := tr.localSearchBatch(tr.Student, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -149,5 +154,80 @@ func TestLocalSearchChainTargetsR(t *testing.T) {
 	t.Logf("total variation %.4f over %.0f visits", tv, total)
 	if tv > 0.025 {
 		t.Errorf("total variation %.3f between the chains' visits and R/Z", tv)
+	}
+}
+
+// TestTeacherLocalSearch: with LS.Teacher the Teacher's rounds are the
+// Teacher's search, whose chains' scores are the Teacher's reward log R_T
+// of their trajectories under the Student (recomputed here) and never fall
+// with greedy acceptance; the Student then trains on other data than with
+// PER + LS. Without it, as in the authors' code, Teacher + PER + LS
+// leaves the Student exactly as PER + LS does: the Teacher never samples.
+func TestTeacherLocalSearch(t *testing.T) {
+	task := toyTask{A: 3, L: 4}
+	run := func(m Method, teacherLS bool, check bool) []float32 {
+		cfg := toyConfig(m)
+		cfg.OnlineBatch = 8
+		cfg.LS = LocalSearch{Rounds: 3, Back: 2, Greedy: true, Teacher: teacherLS}
+		tr, err := New(task, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last []float64
+		teacherRounds := 0
+		if check {
+			tr.ls.trace = func(final []int32, m int) {
+				d := make([]float64, m)
+				var tb discrete.TB
+				tb.Eval(tr.Env, tr.Student.Model, tr.Student.LogZ, &tr.ls.chains, tr.ls.logR, d)
+				for b := range m {
+					want := tr.ls.logR[b]
+					if teacherLS && tr.Cfg.Schedule.Role(tr.Round) == teacher.Teacher {
+						want = cfg.Reward.LogReward(cfg.Reward.Term(d[b]), tr.ls.logR[b])
+					}
+					if got := tr.ls.score[b]; math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+						t.Errorf("round %d, chain %d: score %v, want %v", tr.Round, b, got, want)
+					}
+					if last != nil && tr.ls.score[b] < last[b] {
+						t.Errorf("round %d: greedy chain %d fell from %v to %v", tr.Round, b, last[b], tr.ls.score[b])
+					}
+				}
+				last = append(last[:0], tr.ls.score[:m]...)
+			}
+		}
+		for range 9 {
+			last = nil
+			it, err := tr.Iterate()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if it.Sampler == teacher.Teacher {
+				teacherRounds++
+			}
+		}
+		if want := map[bool]int{false: 0, true: 3}[teacherLS && m.HasTeacher()]; teacherRounds != want {
+			t.Errorf("%s, Teacher search %v: %d Teacher rounds in 9, want %d", m, teacherLS, teacherRounds, want)
+		}
+		var v []float32
+		for _, p := range tr.Student.Opt.Params() {
+			v = append(v, p.Value...)
+		}
+		return v
+	}
+	per := run(PER, false, true)
+	if !slices.Equal(per, run(TeacherPER, false, true)) {
+		t.Error("Teacher + PER + LS (Student's search only) trained the Student differently from PER + LS")
+	}
+	if slices.Equal(per, run(TeacherPER, true, true)) {
+		t.Error("with the Teacher's search, the Student trained as with PER + LS")
+	}
+	if err := (Config{Method: PER, LS: LocalSearch{Rounds: 3, Back: 2, Teacher: true}}).LS.validate(8); err != nil {
+		t.Fatal(err)
+	}
+	c := toyConfig(PER)
+	c.OnlineBatch = 8
+	c.LS = LocalSearch{Rounds: 3, Back: 2, Teacher: true}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "needs a Teacher method") {
+		t.Errorf("Teacher search with PER: %v", err)
 	}
 }

@@ -254,12 +254,12 @@ func (t *Trainer) Iterate() (Iteration, error) {
 	cfg := t.Cfg
 	it := Iteration{Round: t.Round, Sampler: teacher.Student}
 	by := t.Student
-	if t.Teacher != nil && cfg.LS.Rounds == 0 && cfg.Schedule.Role(t.Round) == teacher.Teacher {
+	if t.Teacher != nil && (cfg.LS.Rounds == 0 || cfg.LS.Teacher) && cfg.Schedule.Role(t.Round) == teacher.Teacher {
 		it.Sampler, by = teacher.Teacher, t.Teacher
 	}
 	n := cfg.OnlineBatch
 	if cfg.LS.Rounds > 0 {
-		if err := t.localSearchBatch(); err != nil {
+		if err := t.localSearchBatch(by, by == t.Teacher); err != nil {
 			return it, err
 		}
 	} else {

@@ -32,9 +32,11 @@ adaptive Teacher with either buffer).
 
 --table alpha and --table local-search run the appendix's TFbind8 figures instead, into
 <out>/biochem-<table>: Teacher + PER with α = 0, 0.5 and 1 (rows teacher-per-alpha0,
-teacher-per, teacher-per-alpha1), and PER and Teacher + PER each without and with the
+teacher-per-alpha0.5, teacher-per-alpha1), and PER and Teacher + PER each without and with the
 back-and-forth local search (rows per, per-ls, teacher-per, teacher-per-ls; a proposal is
-kept when its reward is higher, as the paper states). --task selects other tasks for them.`
+kept when its reward is higher, as the paper states; only the Student searches, as in the
+authors' code), and teacher-per-tls, whose Teacher rounds search with the Teacher scored by
+its reward, as the paper describes. --task selects other tasks for them.`
 
 func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench biochem", benchBiochemSynopsis)

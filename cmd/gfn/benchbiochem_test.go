@@ -23,7 +23,7 @@ func TestBenchBiochemUsageErrors(t *testing.T) {
 		{[]string{"--methods", "tb,teacher"}, `method "teacher" is not a row of table main (allowed: tb, eps, prt, per, teacher-prt, teacher-per)`},
 		{[]string{"--methods", "tb,"}, `method "" is not a row`},
 		{[]string{"--table", "beta"}, `table "beta" is unknown (allowed: main, alpha, local-search)`},
-		{[]string{"--table", "alpha", "--methods", "tb"}, `method "tb" is not a row of table alpha (allowed: teacher-per-alpha0, teacher-per, teacher-per-alpha1)`},
+		{[]string{"--table", "alpha", "--methods", "tb"}, `method "tb" is not a row of table alpha (allowed: teacher-per-alpha0, teacher-per-alpha0.5, teacher-per-alpha1)`},
 		{[]string{"--seeds", "0"}, "seeds 0 and jobs 2 must be >= 1"},
 		{[]string{"--jobs", "0"}, "seeds 5 and jobs 0 must be >= 1"},
 		{[]string{"--checkpoint-every", "-1"}, "checkpoint-every -1 >= 0"},

@@ -99,6 +99,7 @@ func trainSeq(ctx context.Context, args []string, stdout, stderr io.Writer, u *u
 	fs.IntVar(&d.LS.Rounds, "ls-rounds", 7, "local search: rounds of proposals per online batch (the batch must be a multiple of rounds+1)")
 	fs.IntVar(&d.LS.Back, "ls-back", 3, "local search: steps back and forth")
 	fs.BoolVar(&d.LS.Greedy, "ls-greedy", false, "local search: accept a proposal when its reward is higher (the paper's rule) instead of the code's Metropolis-Hastings coin")
+	fs.BoolVar(&d.LS.Teacher, "ls-teacher", false, "local search: the Teacher's rounds search with the Teacher's policy, scored by the Teacher's reward (the paper's appendix); off, every online batch is the Student's search, as in the authors' code")
 	schedule := fs.String("schedule", string(d.Schedule), "who draws each round's online batch: a cycle of S (Student) and T (Teacher)")
 	fs.Uint64Var(&d.Seed, "seed", 0, "random seed; the same seed gives the same run")
 	out := fs.String("out", "", "output directory (default runs/<task>-<method>-seed<seed>)")
@@ -153,6 +154,9 @@ func trainSeq(ctx context.Context, args []string, stdout, stderr io.Writer, u *u
 		d.Method = seqtrain.Method(*method)
 		d.Schedule = teacher.Schedule(*schedule)
 		if !*ls {
+			if d.LS.Teacher {
+				return usagef("--ls-teacher needs --ls")
+			}
 			d.LS = seqtrain.LocalSearch{}
 		}
 		switch *treward {
