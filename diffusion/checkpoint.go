@@ -160,7 +160,7 @@ func load(dir string, e energy.Energy) (*Trainer, *runState, error) {
 		return nil, nil, err
 	}
 	if e.Dim() != st.Dim {
-		return nil, nil, fmt.Errorf("diffusion: the checkpoint in %s is of dimension %d, the energy %v of %d", dir, st.Dim, e, e.Dim())
+		return nil, nil, fmt.Errorf("diffusion: the checkpoint in %s is of dimension %d, energy %s of %d", dir, st.Dim, energyName(e), e.Dim())
 	}
 	// The settings come from the file: a corrupt width must not build a
 	// network larger than the parameters the file holds, nor a corrupt

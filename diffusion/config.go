@@ -91,9 +91,9 @@ type Config struct {
 	// reference form with C = 19, α = 0.5 by default.
 	Reward teacher.Reward `json:"reward"`
 	// Percentile fixes the log-reward threshold at this percentile of
-	// ThresholdSamples samples of the untrained Student (90 and one batch
-	// in the reference code); objects below it do not train the Teacher
-	// nor enter PER's buffer, and have the floor advantage.
+	// one batch of the untrained Student's samples (90 in the reference
+	// code); objects below it do not train the Teacher nor enter PER's
+	// buffer, and have the floor advantage.
 	Percentile float64 `json:"percentile"`
 	// Schedule is the cycle of roles; empty: "S" (tb, eps), "SB" (prt,
 	// per), "STSB" (teacher). A T slot lets the Teacher sample into the

@@ -74,6 +74,9 @@ func (ev *Evaluator) Evaluate(e energy.Energy, p Process, a *Agent, n int, exact
 	if err := e.LogReward(x, ev.logR); err != nil {
 		return m, nil, &RewardError{Iteration: -1, Err: err}
 	}
+	if err := nonFinite(x, ev.logR[:n], p.Dim, -1, false); err != nil {
+		return m, nil, err
+	}
 	logW := make([]float64, n)
 	for b := range n {
 		logW[b] = ev.logR[b] + ev.fwd.LogPB[b] - ev.fwd.LogPF[b]
@@ -88,6 +91,9 @@ func (ev *Evaluator) Evaluate(e energy.Energy, p Process, a *Agent, n int, exact
 	ev.sampler.Backward(p, exact, n, rng, &ev.bwd)
 	if err := e.LogReward(exact, ev.logR); err != nil {
 		return m, nil, &RewardError{Iteration: -1, Err: err}
+	}
+	if err := nonFinite(exact, ev.logR[:n], p.Dim, -1, true); err != nil {
+		return m, nil, err
 	}
 	ev.tb.MaxRows = ev.MaxRows
 	if ev.tb.MaxRows == 0 {

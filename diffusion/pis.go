@@ -205,7 +205,7 @@ func (t *Trainer) iteratePIS() (Iteration, error) {
 	t.logR = growF(t.logR, cfg.Batch)
 	loss, err := a.pis.Eval(t.Proc, a.Net, t.Energy.(energy.Gradient), cfg.Batch, t.rng, &t.batch, t.logR)
 	if err != nil {
-		return it, fmt.Errorf("diffusion: iteration %d: %w", t.Step, err)
+		return it, &RewardError{Iteration: t.Step, Err: err}
 	}
 	if err := checkOverflow(t.batch.Final(), cfg.Batch, t.Proc.Dim, t.Step, "Student", t.Proc.Clip); err != nil {
 		return it, err

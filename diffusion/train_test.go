@@ -3,6 +3,7 @@ package diffusion
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -68,11 +69,22 @@ func TestResumeIsBitIdentical(t *testing.T) {
 		c.BufferCap, c.BufferPasses = 200, true
 		return c
 	}
+	// Local search every 30 iterations: searches before and after the
+	// checkpoint at 80, whose chains' step size adapts within a search.
+	ls := func(m Method) Config {
+		c := smallConfig(m, 120)
+		c.LocalSearch, c.LSEvery = true, 30
+		c.LS.Steps, c.LS.BurnIn = 20, 10
+		return c
+	}
 	for _, cfg := range []Config{smallConfig(MethodTeacher, 120), smallConfig(MethodPER, 120), smallConfig(MethodEps, 120),
-		smallConfig(MethodPIS, 120), passes(MethodTeacher), passes(MethodPER)} {
+		smallConfig(MethodPIS, 120), passes(MethodTeacher), passes(MethodPER), ls(MethodPER), ls(MethodTeacher)} {
 		m := cfg.Method
 		if cfg.BufferPasses {
 			m += "+passes"
+		}
+		if cfg.LocalSearch {
+			m += "+ls"
 		}
 		full := t.TempDir()
 		o := quick
@@ -556,7 +568,7 @@ func TestWrongDimension(t *testing.T) {
 	calls := 0
 	for _, d := range []int{0, -1} {
 		_, err := New(dimEnergy{d, &calls}, smallConfig(MethodTB, 5))
-		if err == nil || !strings.Contains(err.Error(), "dimension") || calls != 0 {
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("dimEnergy has dimension %d", d)) || calls != 0 {
 			t.Errorf("dimension %d: error %v after %d energy calls, want one naming the dimension before any call", d, err, calls)
 		}
 	}
@@ -582,5 +594,134 @@ func TestWrongDimension(t *testing.T) {
 	}
 	if _, err := Load(dir, energy.GMM25{}); err != nil {
 		t.Errorf("Load with the run's own energy: %v", err)
+	}
+}
+
+// evalNaNEnergy is 25GMM whose failAt-th call on size rows (an
+// evaluation's: first its fresh samples, then the exact ones) returns NaN
+// for row 7.
+type evalNaNEnergy struct {
+	energy.GMM25
+	size, failAt int
+	calls        *int
+}
+
+func (e evalNaNEnergy) LogReward(x []float32, out []float64) error {
+	if err := e.GMM25.LogReward(x, out); err != nil {
+		return err
+	}
+	if len(out) == e.size {
+		if *e.calls++; *e.calls == e.failAt {
+			out[7] = math.NaN()
+		}
+	}
+	return nil
+}
+
+// TestNonFiniteInEvaluation: a NaN log-reward in an evaluation, on the
+// Student's samples or on the exact ones, stops the run with an error
+// naming the evaluation and the sample, after a checkpoint from which a
+// resume with a repaired energy ends as a run never interrupted.
+func TestNonFiniteInEvaluation(t *testing.T) {
+	cfg := smallConfig(MethodTB, 120)
+	want, err := Run(context.Background(), energy.GMM25{}, cfg, quick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		failAt int
+		exact  bool
+	}{{3, false}, {4, true}} { // the second evaluation (after iteration 50)
+		dir := t.TempDir()
+		o := quick
+		o.OutDir = dir
+		_, err := Run(context.Background(), evalNaNEnergy{size: o.EvalSamples, failAt: c.failAt, calls: new(int)}, cfg, o)
+		var nf *NonFiniteError
+		if !errors.As(err, &nf) || nf.Iteration != -1 || nf.Row != 7 || nf.Exact != c.exact || len(nf.X) != 2 {
+			t.Fatalf("exact %v: error %v, want a NonFiniteError for row 7 in an evaluation", c.exact, err)
+		}
+		for _, s := range []string{"evaluation after iteration 50", "sample 7", "NaN", "checkpoint"} {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("exact %v: error %q does not mention %q", c.exact, err, s)
+			}
+		}
+		got, err := Resume(context.Background(), dir, energy.GMM25{}, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hashTrainer(got.Trainer) != hashTrainer(want.Trainer) || got.Summary.ELBO != want.Summary.ELBO {
+			t.Errorf("exact %v: resumed run ends with other parameters or ELBO (%v, want %v)", c.exact, got.Summary.ELBO, want.Summary.ELBO)
+		}
+	}
+}
+
+// lsNaNEnergy is 25GMM whose failAt-th gradient call (local search's)
+// returns NaN for row 2.
+type lsNaNEnergy struct {
+	energy.GMM25
+	failAt int
+	calls  *int
+}
+
+func (e lsNaNEnergy) GradLogReward(x []float32, logR []float64, grad []float64) error {
+	if err := e.GMM25.GradLogReward(x, logR, grad); err != nil {
+		return err
+	}
+	if *e.calls++; *e.calls == e.failAt {
+		logR[2] = math.NaN()
+	}
+	return nil
+}
+
+// TestLocalSearchNaNStops: a NaN log-reward met by local search stops the
+// run with an error naming the iteration and the proposal, after a
+// checkpoint that holds the iteration's update; a resume continues after
+// it and finishes.
+func TestLocalSearchNaNStops(t *testing.T) {
+	cfg := smallConfig(MethodPER, 30)
+	cfg.LocalSearch, cfg.LSEvery = true, 10
+	cfg.LS.Steps, cfg.LS.BurnIn = 20, 10
+	dir := t.TempDir()
+	o := quick
+	o.OutDir = dir
+	// Each search makes 1 + 20 gradient calls: the 30th is in the second
+	// search (iteration 10).
+	_, err := Run(context.Background(), lsNaNEnergy{failAt: 30, calls: new(int)}, cfg, o)
+	var re *RewardError
+	if !errors.As(err, &re) || re.Iteration != 10 {
+		t.Fatalf("error %v, want a RewardError at iteration 10", err)
+	}
+	for _, s := range []string{"iteration 10", "local search", "row 2", "NaN", "x = [", "checkpoint"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q does not mention %q", err, s)
+		}
+	}
+	if _, _, _, step, err := ReadState(dir); err != nil || step != 11 {
+		t.Errorf("checkpoint at step %d (%v), want 11 (after the failed iteration's update)", step, err)
+	}
+	res, err := Resume(context.Background(), dir, energy.GMM25{}, RunOptions{})
+	if err != nil {
+		t.Fatalf("resume with the repaired energy: %v", err)
+	}
+	if res.Summary.Steps != 30 {
+		t.Errorf("resumed run took %d steps in all, want 30", res.Summary.Steps)
+	}
+}
+
+// TestProgressShowsELBO: the progress bar reports the iterations and the
+// latest periodic evaluation's ELBO, the value in metrics.csv.
+func TestProgressShowsELBO(t *testing.T) {
+	var buf strings.Builder
+	o := quick
+	o.Progress = &buf
+	res, err := Run(context.Background(), energy.GMM25{}, smallConfig(MethodTB, 100), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := res.Curve[len(res.Curve)-1]
+	for _, want := range []string{"100/100", fmt.Sprintf("ELBO %.3f", last.ELBO), "evaluating: 500 fresh samples"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("progress output lacks %q:\n%s", want, buf.String())
+		}
 	}
 }

@@ -114,8 +114,10 @@ type Iteration struct {
 	Stored int
 }
 
-// RewardError reports an energy whose LogReward failed (a reward program
-// that exited, say): like a NonFiniteError, Run stops after a checkpoint.
+// RewardError reports an energy whose LogReward (or GradLogReward, in
+// local search and PIS) failed, a reward program that exited, say, or
+// whose local search met a non-finite log-reward or gradient: like a
+// NonFiniteError, Run stops after a checkpoint.
 type RewardError struct {
 	Iteration int // the training iteration; −1 in an evaluation
 	Err       error
@@ -134,15 +136,36 @@ func (e *RewardError) Unwrap() error { return e.Err }
 
 // NonFiniteError reports a log-reward that is NaN or infinite.
 type NonFiniteError struct {
-	Iteration int
-	Row       int
-	X         []float32
-	LogR      float64
+	Iteration int       // the training iteration; −1 in an evaluation
+	Row       int       // the sample's row in its batch
+	X         []float32 // the sample
+	LogR      float64   // the energy's value there
+	// Exact is set when the sample is one of the energy's exact samples
+	// (an evaluation's EUBO), not one the sampler drew.
+	Exact bool
 }
 
 // Error names the iteration, the sample and the value.
 func (e *NonFiniteError) Error() string {
-	return fmt.Sprintf("diffusion: iteration %d: the energy returned log R = %v for sample %d at x = %v", e.Iteration, e.LogR, e.Row, e.X)
+	at, which := fmt.Sprintf("iteration %d", e.Iteration), "sample"
+	if e.Iteration < 0 {
+		at = "evaluation"
+	}
+	if e.Exact {
+		which = "exact sample"
+	}
+	return fmt.Sprintf("diffusion: %s: the energy returned log R = %v for %s %d at x = %v", at, e.LogR, which, e.Row, e.X)
+}
+
+// nonFinite returns a NonFiniteError for the first NaN or infinite value
+// of logR, whose rows are those of x (dimension d), or nil.
+func nonFinite(x []float32, logR []float64, d, it int, exact bool) error {
+	for r, v := range logR {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return &NonFiniteError{Iteration: it, Row: r, X: append([]float32(nil), x[r*d:(r+1)*d]...), LogR: v, Exact: exact}
+		}
+	}
+	return nil
 }
 
 // OverflowError reports a sampled state that left the float32 range: the
@@ -227,8 +250,11 @@ func newTrainer(e energy.Energy, cfg Config) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if e == nil || e.Dim() < 1 {
-		return nil, fmt.Errorf("diffusion: the energy must have a dimension >= 1")
+	if e == nil {
+		return nil, fmt.Errorf("diffusion: no energy")
+	}
+	if e.Dim() < 1 {
+		return nil, fmt.Errorf("diffusion: energy %s has dimension %d, must be >= 1", energyName(e), e.Dim())
 	}
 	proc := Process{Dim: e.Dim(), Steps: cfg.Steps, Sigma2: cfg.Sigma2, LearnedVariance: cfg.LearnedVariance, VarianceRange: 4, Clip: cfg.DriftClip}
 	if err := proc.Validate(); err != nil {
@@ -254,11 +280,11 @@ func newTrainer(e energy.Energy, cfg Config) (*Trainer, error) {
 		t.buffer.Passes = cfg.BufferPasses
 	}
 	if _, ok := e.(energy.Gradient); !ok && cfg.Method == MethodPIS {
-		return nil, fmt.Errorf("diffusion: method pis differentiates log R, and %v has no gradient", e)
+		return nil, fmt.Errorf("diffusion: method pis differentiates log R, and energy %s has no gradient (energy.Gradient)", energyName(e))
 	}
 	if cfg.LocalSearch {
 		if _, ok := e.(energy.Gradient); !ok {
-			return nil, fmt.Errorf("diffusion: local search needs the energy's gradient, and %v has none", e)
+			return nil, fmt.Errorf("diffusion: local search needs the energy's gradient, and energy %s has none (energy.Gradient)", energyName(e))
 		}
 		if t.chain, err = langevin.New(cfg.LS); err != nil {
 			return nil, err
@@ -266,6 +292,15 @@ func newTrainer(e energy.Energy, cfg Config) (*Trainer, error) {
 	}
 	t.initUpdate()
 	return t, nil
+}
+
+// energyName names e in messages: its String method, or its type (a
+// user's struct printed with %v shows only its fields).
+func energyName(e energy.Energy) string {
+	if s, ok := e.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return fmt.Sprintf("%T", e)
 }
 
 // Done reports whether the run has taken its iterations.
@@ -286,13 +321,7 @@ func (t *Trainer) rewards(x []float32, n int, sampler string) error {
 }
 
 func (t *Trainer) checkFinite(x []float32, logR []float64) error {
-	d := t.Proc.Dim
-	for r, v := range logR {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return &NonFiniteError{Iteration: t.Step, Row: r, X: append([]float32(nil), x[r*d:(r+1)*d]...), LogR: v}
-		}
-	}
-	return nil
+	return nonFinite(x, logR, t.Proc.Dim, t.Step, false)
 }
 
 // Iterate runs one training iteration.
@@ -500,7 +529,10 @@ func (t *Trainer) localSearch() (int, error) {
 	t.lsX, t.lsLogR, st, err = t.chain.Collect(g, t.xs, t.rng, t.lsX[:0], t.lsLogR[:0])
 	t.RewardCalls += st.Proposals + cfg.Batch
 	if err != nil {
-		return 0, fmt.Errorf("diffusion: iteration %d: local search: %w", t.Step, err)
+		// The iteration's update is taken: it ends here, without the
+		// search's states, so that a resume continues after it.
+		t.Step++
+		return 0, &RewardError{Iteration: t.Step - 1, Err: fmt.Errorf("local search: %w", err)}
 	}
 	d := t.Proc.Dim
 	for i, lr := range t.lsLogR {
