@@ -92,14 +92,7 @@ var BiochemTables = []BiochemTable{
 
 // BiochemTableByName finds a sequence-design table.
 func BiochemTableByName(name string) (BiochemTable, error) {
-	var names []string
-	for _, t := range BiochemTables {
-		if t.Name == name {
-			return t, nil
-		}
-		names = append(names, t.Name)
-	}
-	return BiochemTable{}, fmt.Errorf("bench: table %q is unknown (allowed: %s)", name, strings.Join(names, ", "))
+	return tableByName(BiochemTables, name, func(t BiochemTable) string { return t.Name })
 }
 
 // biochemRowNames are the appendix rows as the paper names them.

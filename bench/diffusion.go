@@ -77,14 +77,7 @@ var DiffusionTables = []DiffusionTable{
 
 // DiffusionTableByName finds a diffusion table.
 func DiffusionTableByName(name string) (DiffusionTable, error) {
-	var names []string
-	for _, t := range DiffusionTables {
-		if t.Name == name {
-			return t, nil
-		}
-		names = append(names, t.Name)
-	}
-	return DiffusionTable{}, fmt.Errorf("bench: table %q is unknown (allowed: %s)", name, strings.Join(names, ", "))
+	return tableByName(DiffusionTables, name, func(t DiffusionTable) string { return t.Name })
 }
 
 // quickDiffusionArgs make a run a smoke test of a few seconds: a small

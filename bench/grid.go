@@ -115,14 +115,21 @@ var GridTables = []GridTable{
 
 // TableByName finds a table.
 func TableByName(name string) (GridTable, error) {
+	return tableByName(GridTables, name, func(t GridTable) string { return t.Name })
+}
+
+// tableByName finds the table called name in tables, or names the ones
+// there are.
+func tableByName[T any](tables []T, name string, nameOf func(T) string) (T, error) {
 	var names []string
-	for _, t := range GridTables {
-		if t.Name == name {
+	for _, t := range tables {
+		if nameOf(t) == name {
 			return t, nil
 		}
-		names = append(names, t.Name)
+		names = append(names, nameOf(t))
 	}
-	return GridTable{}, fmt.Errorf("bench: table %q is unknown (allowed: %s)", name, strings.Join(names, ", "))
+	var zero T
+	return zero, fmt.Errorf("bench: table %q is unknown (allowed: %s)", name, strings.Join(names, ", "))
 }
 
 // GridJob is one training run of a table.

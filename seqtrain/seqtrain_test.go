@@ -344,16 +344,8 @@ func TestResumeIsBitIdentical(t *testing.T) {
 				t.Fatal(err)
 			}
 			b := opt
-			b.OutDir, b.CheckpointEvery = t.TempDir(), 25
-			stop := errors.New("stop")
-			b.afterCheckpoint = func(round int) error { return stop }
-			if _, err := Run(context.Background(), task, cfg, nil, b); !errors.Is(err, stop) {
-				t.Fatalf("interrupted run: %v", err)
-			}
-			res, err := Resume(context.Background(), b.OutDir, task, nil, RunOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			b.CheckpointEvery = 25
+			res, dir := stopAndResume(t, task, cfg, nil, b)
 			if !slices.Equal(params(full.Trainer), params(res.Trainer)) {
 				t.Error("parameters differ after resuming")
 			}
@@ -371,11 +363,11 @@ func TestResumeIsBitIdentical(t *testing.T) {
 				t.Errorf("resumed %d, want 1", res.Summary.Resumed)
 			}
 			for _, f := range []string{"metrics.csv", "summary.json", CheckpointFile, ConfigFile} {
-				if _, err := os.Stat(filepath.Join(b.OutDir, f)); err != nil {
+				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 					t.Error(err)
 				}
 			}
-			if _, err := Resume(context.Background(), b.OutDir, task, nil, RunOptions{}); err == nil || !strings.Contains(err.Error(), "finished") {
+			if _, err := Resume(context.Background(), dir, task, nil, RunOptions{}); err == nil || !strings.Contains(err.Error(), "finished") {
 				t.Errorf("resuming a finished run: %v", err)
 			}
 		})

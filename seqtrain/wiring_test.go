@@ -206,20 +206,29 @@ func TestOwnPolicyModel(t *testing.T) {
 			t.Errorf("the checkpoint has no tensor %s", f)
 		}
 	}
-	b := o
-	b.OutDir, b.CheckpointEvery = t.TempDir(), 100
-	stop := errors.New("stop")
-	b.afterCheckpoint = func(int) error { return stop }
-	if _, err := Run(context.Background(), task, cfg, newLinearModel, b); !errors.Is(err, stop) {
-		t.Fatalf("interrupted run: %v", err)
-	}
-	got, err := Resume(context.Background(), b.OutDir, task, newLinearModel, RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	o.CheckpointEvery = 100
+	got, _ := stopAndResume(t, task, cfg, newLinearModel, o)
 	if !slices.Equal(params(res.Trainer), params(got.Trainer)) {
 		t.Error("the user's model ends with other parameters after a resume")
 	}
+}
+
+// stopAndResume runs cfg with opt into a new directory, stops it after
+// its first checkpoint and resumes it to the end, returning the result
+// and the directory.
+func stopAndResume(t *testing.T, task Task, cfg Config, model ModelFunc, opt RunOptions) (*Result, string) {
+	t.Helper()
+	opt.OutDir = t.TempDir()
+	stop := errors.New("stop")
+	opt.afterCheckpoint = func(int) error { return stop }
+	if _, err := Run(context.Background(), task, cfg, model, opt); !errors.Is(err, stop) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	res, err := Resume(context.Background(), opt.OutDir, task, model, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, opt.OutDir
 }
 
 // checkpointHas reports whether the safetensors file names tensor name in

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/gfngo/gfn/bench"
+	"github.com/gfngo/gfn/seqtrain"
+	"github.com/gfngo/gfn/teacher"
 )
 
 // Bad input to gfn bench biochem stops before any work with a usage error
@@ -60,5 +62,37 @@ func TestBenchBiochemJobsTrain(t *testing.T) {
 		if !slices.Equal(methods, tab.Methods) {
 			t.Errorf("%s: methods %q, want %q", tab.Name, methods, tab.Methods)
 		}
+	}
+}
+
+// The sequence flags reach the run's configuration: the paper's Teacher
+// reward and α, the append-only MDP, the MLP policy and local search with
+// its options.
+func TestSequenceFlagsReachConfig(t *testing.T) {
+	base := []string{"train", "--task", "tfbind8", "--rounds", "4", "--eval-every", "2", "--eval-samples", "16", "--hidden", "8", "--embed", "8", "--quiet"}
+	for _, c := range []struct {
+		flags []string
+		check func(seqtrain.Config) bool
+	}{
+		{[]string{"--teacher-reward", "paper", "--alpha", "0.25"}, func(c seqtrain.Config) bool {
+			return c.Reward.Form == teacher.Paper && c.Reward.Alpha == 0.25
+		}},
+		{[]string{"--mdp", "append", "--policy", "mlp"}, func(c seqtrain.Config) bool { return c.MDP == "append" && c.Policy.Kind == "mlp" }},
+		{[]string{"--ls", "--ls-greedy", "--ls-teacher"}, func(c seqtrain.Config) bool {
+			return c.LS == seqtrain.LocalSearch{Rounds: 7, Back: 3, Greedy: true, Teacher: true}
+		}},
+		{[]string{"--method", "per"}, func(c seqtrain.Config) bool { return c.Method == seqtrain.PER && c.LS.Rounds == 0 }},
+	} {
+		dir := filepath.Join(t.TempDir(), "run")
+		if _, stderr, err := runCLI(append(append(slices.Clone(base), "--out", dir), c.flags...)...); err != nil {
+			t.Fatalf("%q: %v\n%s", c.flags, err, stderr)
+		}
+		_, cfg, _, err := seqtrain.ReadState(dir)
+		if err != nil || !c.check(cfg) {
+			t.Errorf("%q: configuration %+v (%v)", c.flags, cfg, err)
+		}
+	}
+	if _, _, err := runCLI(append(slices.Clone(base), "--out", t.TempDir(), "--ls-teacher")...); err == nil || !strings.Contains(err.Error(), "--ls-teacher needs --ls") {
+		t.Errorf("--ls-teacher without --ls: %v", err)
 	}
 }

@@ -55,6 +55,7 @@ func TestHelpGolden(t *testing.T) {
 		{"sample-help", []string{"sample", "-h"}},
 		{"eval-help", []string{"help", "eval"}},
 		{"bench-speed-help", []string{"bench", "speed", "--help"}},
+		{"bench-diffusion-help", []string{"bench", "diffusion", "--help"}},
 		{"train-diffusion-help", []string{"train", "--task", "25gmm", "--help"}},
 		{"train-seq-help", []string{"train", "--task", "tfbind8", "--help"}},
 		{"train-smc-help", []string{"train", "--task", "manywell", "--method", "smc", "--help"}},

@@ -63,6 +63,8 @@ func sampleRewardProgram(ctx context.Context, dir string, rec rewardRecord, n in
 func evalRewardProgram(ctx context.Context, dir string, rec rewardRecord, n int, seed uint64, stdout, stderr io.Writer) error {
 	return withRewardRun(ctx, dir, rec, stderr,
 		func(t *seqtrain.Trainer, task seqtrain.Task) error { return reportSeq(t, task, "seq", n, seed, stdout) },
-		func(t *diffusion.Trainer, e energy.Energy) error { return reportDiffusion("points", t, e, n, seed, stdout) },
+		func(t *diffusion.Trainer, e energy.Energy) error {
+			return reportDiffusion("points", t, e, n, seed, stdout)
+		},
 		func(t *train.Trainer) error { return reportGrid(t, n, seed, stdout) })
 }
