@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gfngo/gfn/energy"
+	"github.com/gfngo/gfn/teacher"
 	"github.com/gfngo/gfn/timenet"
 )
 
@@ -247,10 +248,27 @@ func TestRecordedPassIsExact(t *testing.T) {
 			if _, ok := tr.Student.Net.(Recorder); !ok {
 				t.Fatal("the Student's network cannot record")
 			}
+			// Count the Student steps that find a recorded pass to reuse:
+			// every Student slot's when recording, none otherwise.
+			reused, slots := 0, 0
+			delta := tr.update.Delta
+			tr.update.Delta = func() float64 {
+				if tr.Student.sampler.Recorded != nil {
+					reused++
+				}
+				return delta()
+			}
 			for !tr.Done() {
-				if _, err := tr.Iterate(); err != nil {
+				it, err := tr.Iterate()
+				if err != nil {
 					t.Fatal(err)
 				}
+				if it.Role == teacher.Student {
+					slots++
+				}
+			}
+			if want := map[bool]int{false: slots, true: 0}[noRecord]; reused != want || slots == 0 {
+				t.Errorf("%s, recording %v: %d of %d Student steps reused the sampling pass, want %d", m, !noRecord, reused, slots, want)
 			}
 			hashes[i] = hashTrainer(tr)
 		}
