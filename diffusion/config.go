@@ -92,8 +92,8 @@ type Config struct {
 	Reward teacher.Reward `json:"reward"`
 	// Percentile fixes the log-reward threshold at this percentile of
 	// one batch of the untrained Student's samples (90 in the reference
-	// code); objects below it do not train the Teacher nor enter PER's
-	// buffer, and have the floor advantage.
+	// code); objects at or below it do not train the Teacher nor enter
+	// PER's buffer, and those strictly below have the floor advantage.
 	Percentile float64 `json:"percentile"`
 	// Schedule is the cycle of roles; empty: "S" (tb, eps), "SB" (prt,
 	// per), "STSB" (teacher). A T slot lets the Teacher sample into the

@@ -119,16 +119,21 @@ type Iteration struct {
 // whose local search met a non-finite log-reward or gradient: like a
 // NonFiniteError, Run stops after a checkpoint.
 type RewardError struct {
-	Iteration int // the training iteration; −1 in an evaluation
+	Iteration int    // the training iteration; −1 in an evaluation
+	Stage     string // "local search" for the search's energy calls, else ""
 	Err       error
 }
 
 // Error names the iteration (or the evaluation) and the energy's error.
 func (e *RewardError) Error() string {
+	at := fmt.Sprintf("iteration %d", e.Iteration)
 	if e.Iteration < 0 {
-		return fmt.Sprintf("diffusion: evaluation: %v", e.Err)
+		at = "evaluation"
 	}
-	return fmt.Sprintf("diffusion: iteration %d: %v", e.Iteration, e.Err)
+	if e.Stage != "" {
+		at += ": " + e.Stage
+	}
+	return fmt.Sprintf("diffusion: %s: %v", at, e.Err)
 }
 
 // Unwrap returns the energy's error.
@@ -532,7 +537,7 @@ func (t *Trainer) localSearch() (int, error) {
 		// The iteration's update is taken: it ends here, without the
 		// search's states, so that a resume continues after it.
 		t.Step++
-		return 0, &RewardError{Iteration: t.Step - 1, Err: fmt.Errorf("local search: %w", err)}
+		return 0, &RewardError{Iteration: t.Step - 1, Stage: "local search", Err: err}
 	}
 	d := t.Proc.Dim
 	for i, lr := range t.lsLogR {
