@@ -151,12 +151,15 @@ func (o BiochemOptions) Dir() string {
 }
 
 // table returns the selected table (validate has checked its name).
-func (o BiochemOptions) table() BiochemTable {
-	if o.Table == "" {
-		return BiochemTables[0]
+func (o BiochemOptions) table() BiochemTable { return biochemTable(o.Table) }
+
+// biochemTable is the table called name, or the main table for "" (or a
+// name that is none).
+func biochemTable(name string) BiochemTable {
+	if t, err := BiochemTableByName(name); err == nil {
+		return t
 	}
-	t, _ := BiochemTableByName(o.Table)
-	return t
+	return BiochemTables[0]
 }
 
 // BiochemJob is one training run.
@@ -598,12 +601,7 @@ func pmCell(v []float64, prec int) string {
 func WriteBiochemMarkdown(w io.Writer, rep BiochemReport, rs []BiochemResult) {
 	g := byTaskMethod(rs)
 	tasks := orderedTasks(g)
-	table := BiochemTables[0]
-	if rep.Table != "" {
-		if t, err := BiochemTableByName(rep.Table); err == nil {
-			table = t
-		}
-	}
+	table := biochemTable(rep.Table)
 	title := "# gfn bench biochem"
 	if table.Name != "main" {
 		title += " --table " + table.Name

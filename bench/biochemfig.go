@@ -87,12 +87,7 @@ func BiochemFigure(path string, jobs []BiochemJob) (bool, error) {
 	}
 	// Every method's place, selected or not: a method has the same colour
 	// in every figure.
-	rows := BiochemMethods
-	if len(jobs) > 0 {
-		if t, err := BiochemTableByName(jobs[0].Table); err == nil {
-			rows = t.Methods
-		}
-	}
+	rows := biochemTable(jobs[0].Table).Methods // jobs is not empty: tasks is not
 	methods = orderedMethods(setOf(append(methods, rows...)), rows)
 	var panels []plot.BandPanel
 	for _, task := range orderedTasks(tasks) {

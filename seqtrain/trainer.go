@@ -3,7 +3,6 @@ package seqtrain
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"math/rand/v2"
 
 	"github.com/gfngo/gfn/discrete"
@@ -143,7 +142,7 @@ func New(task Task, cfg Config, model ModelFunc) (*Trainer, error) {
 	if !env.KeyFits() {
 		// The trainer knows objects by a 64-bit key (the visited set,
 		// the buffers, mode counts): every sequence must have one.
-		return nil, fmt.Errorf("seqtrain: %d letters and length %d make %d^%d sequences, more than the trainer's 64-bit keys can tell apart: the length must be at most %d with %d letters", a, n, a, n, maxKeyLength(a), a)
+		return nil, fmt.Errorf("seqtrain: %d letters and length %d make %d^%d sequences, more than the trainer's 64-bit keys can tell apart: the length must be at most %d with %d letters", a, n, a, n, sequence.MaxKeyLength(a), a)
 	}
 	if model == nil {
 		model = cfg.Policy.build
@@ -183,21 +182,6 @@ func New(task Task, cfg Config, model ModelFunc) (*Trainer, error) {
 		}
 	}
 	return t, nil
-}
-
-// maxKeyLength is the largest n with a^n ≤ 2^64 (a ≥ 2).
-func maxKeyLength(a int) int {
-	n := 0
-	for k := uint64(1); ; n++ {
-		hi, lo := bits.Mul64(k, uint64(a))
-		if hi != 0 {
-			if hi == 1 && lo == 0 { // a^(n+1) = 2^64 still fits
-				n++
-			}
-			return n
-		}
-		k = lo
-	}
 }
 
 func newAgent(env discrete.Env, o Optim, cfg Config, model ModelFunc, rng *rand.Rand) (*Agent, error) {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gfngo/gfn/discrete"
+	"github.com/gfngo/gfn/env/sequence"
 	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/teacher"
 )
@@ -24,7 +25,7 @@ import (
 func TestLongSequencesRefused(t *testing.T) {
 	for _, c := range []struct{ a, n, max int }{{4, 33, 32}, {4, 40, 32}, {3, 41, 40}, {5, 28, 27}} {
 		_, err := New(toyTask{A: c.a, L: c.n}, toyConfig(TB), nil)
-		want := []string{"seqtrain:", "length must be at most " + itoa(c.max), itoa(c.a) + " letters and length " + itoa(c.n)}
+		want := []string{"seqtrain:", "length must be at most " + strconv.Itoa(c.max), strconv.Itoa(c.a) + " letters and length " + strconv.Itoa(c.n)}
 		for _, w := range want {
 			if err == nil || !strings.Contains(err.Error(), w) {
 				t.Errorf("%d letters, length %d: error %v, want one containing %q", c.a, c.n, err, w)
@@ -43,15 +44,13 @@ func TestLongSequencesRefused(t *testing.T) {
 			t.Errorf("%d letters, length %d: %v", c.a, c.max, err)
 		}
 	}
-	if got := maxKeyLength(2); got != 64 {
-		t.Errorf("maxKeyLength(2) = %d, want 64 (2^64 keys fit exactly)", got)
+	if got := sequence.MaxKeyLength(2); got != 64 {
+		t.Errorf("MaxKeyLength(2) = %d, want 64 (2^64 keys fit exactly)", got)
 	}
-	if got := maxKeyLength(16); got != 16 {
-		t.Errorf("maxKeyLength(16) = %d, want 16", got)
+	if got := sequence.MaxKeyLength(16); got != 16 {
+		t.Errorf("MaxKeyLength(16) = %d, want 16", got)
 	}
 }
-
-func itoa(v int) string { return strconv.Itoa(v) }
 
 // TestTeacherTargets: in every step of a Teacher's rounds (online and
 // replayed batches, both Teacher methods, both sequence reward forms and

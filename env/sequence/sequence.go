@@ -52,17 +52,7 @@ func newEnv(alphabet, length int, r LogReward, appendOnly bool) (*Env, error) {
 	case int64(alphabet)*int64(length) > math.MaxInt32-2:
 		return nil, fmt.Errorf("sequence: alphabet %d × length %d features overflow int32", alphabet, length)
 	}
-	e := &Env{a: alphabet, n: length, append: appendOnly, r: r, keyOK: true}
-	var k uint64 = 1
-	for i := range length {
-		hi, lo := bits.Mul64(k, uint64(alphabet))
-		if hi != 0 {
-			// A^n = 2^64 exactly still fits: the keys go up to 2^64-1.
-			e.keyOK = hi == 1 && lo == 0 && i == length-1
-			break
-		}
-		k = lo
-	}
+	e := &Env{a: alphabet, n: length, append: appendOnly, r: r, keyOK: length <= MaxKeyLength(alphabet)}
 	e.tokens.New = func() any { return new([]int32) }
 	return e, nil
 }
@@ -332,6 +322,26 @@ func (e *Env) LogReward(xs []int32, n int, out []float64) error {
 		}
 	}
 	return nil
+}
+
+// MaxKeyLength is the largest length n whose A^n sequences of an
+// alphabet of A tokens all have a TerminalKey (A^n ≤ 2^64; any length for
+// A = 1).
+func MaxKeyLength(alphabet int) int {
+	if alphabet <= 1 {
+		return math.MaxInt
+	}
+	n := 0
+	for k := uint64(1); ; n++ {
+		hi, lo := bits.Mul64(k, uint64(alphabet))
+		if hi != 0 {
+			if hi == 1 && lo == 0 { // A^(n+1) = 2^64 still fits: keys go up to 2^64-1
+				n++
+			}
+			return n
+		}
+		k = lo
+	}
 }
 
 // KeyFits reports whether every sequence has a TerminalKey: A^n ≤ 2^64.
