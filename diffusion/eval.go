@@ -55,7 +55,9 @@ type Evaluator struct {
 	fwd     Batch
 	bwd     Batch
 	logR    []float64
-	delta   []float64
+	logW    []float64 // the fresh samples' log w
+	delta   []float64 // the exact samples' log w
+	exact   bool      // delta holds the last call's exact samples
 }
 
 // Evaluate draws n fresh trajectories from a (no exploration) and scores
@@ -64,7 +66,16 @@ type Evaluator struct {
 // It returns the metrics and the fresh samples (n×d, owned by the
 // evaluator until its next call).
 func (ev *Evaluator) Evaluate(e energy.Energy, p Process, a *Agent, n int, exact []float32, rng *rand.Rand) (Metrics, []float32, error) {
+	m, x, err := ev.evaluate(e, p, a, n, exact, rng)
+	if err != nil {
+		ev.logW, ev.exact = ev.logW[:0], false
+	}
+	return m, x, err
+}
+
+func (ev *Evaluator) evaluate(e energy.Energy, p Process, a *Agent, n int, exact []float32, rng *rand.Rand) (Metrics, []float32, error) {
 	m := Metrics{EUBO: math.NaN(), W2: math.NaN(), LogZ: float64(a.LogZ.Value[0]), Samples: n}
+	ev.logW, ev.exact = ev.logW[:0], false
 	ev.sampler.Forward(p, a.Net, n, SampleOptions{}, rng, &ev.fwd)
 	ev.logR = growF(ev.logR, n)
 	x := ev.fwd.Final()
@@ -77,11 +88,11 @@ func (ev *Evaluator) Evaluate(e energy.Energy, p Process, a *Agent, n int, exact
 	if err := nonFinite(x, ev.logR[:n], p.Dim, -1, false); err != nil {
 		return m, nil, err
 	}
-	logW := make([]float64, n)
+	ev.logW = growF(ev.logW, n)
 	for b := range n {
-		logW[b] = ev.logR[b] + ev.fwd.LogPB[b] - ev.fwd.LogPF[b]
+		ev.logW[b] = ev.logR[b] + ev.fwd.LogPB[b] - ev.fwd.LogPF[b]
 	}
-	m.ELBO, m.ELBOIS = meanAndLogMeanExp(logW)
+	m.ELBO, m.ELBOIS = meanAndLogMeanExp(ev.logW)
 	if exact == nil {
 		return m, x, nil
 	}
@@ -102,13 +113,32 @@ func (ev *Evaluator) Evaluate(e energy.Energy, p Process, a *Agent, n int, exact
 	ev.delta = growF(ev.delta, n)
 	ev.tb.Eval(p, a.Net, 0, &ev.bwd, ev.logR, ev.delta) // δ with log Z = 0 is log w
 	ev.tb.out = nil
-	m.EUBO, _ = meanAndLogMeanExp(ev.delta)
+	ev.exact = true
+	m.EUBO, _ = meanAndLogMeanExp(ev.delta[:n])
 	w2, err := ot.W2(x, exact, p.Dim)
 	if err != nil {
 		return m, nil, err
 	}
 	m.W2 = w2
 	return m, x, nil
+}
+
+// LogWeights returns the per-sample log weights log w = log R(x) +
+// Σ log P_B − Σ log P_F of the last Evaluate: fresh, of its n fresh
+// trajectories (their mean is the ELBO, their log-mean-exp the ELBO-IS),
+// and exact, of the backward trajectories from its exact samples (their
+// mean is the EUBO; nil without exact samples). Rows are in sample order.
+// Where a mean is dominated by a few samples, or by a region the policy
+// never visits, these show it. Both are owned by the evaluator until its
+// next call; both are nil before the first call or after a failed one.
+func (ev *Evaluator) LogWeights() (fresh, exact []float64) {
+	if len(ev.logW) == 0 {
+		return nil, nil
+	}
+	if ev.exact {
+		exact = ev.delta[:len(ev.logW)]
+	}
+	return ev.logW, exact
 }
 
 // meanAndLogMeanExp returns the mean of v and log mean exp(v) (stable).

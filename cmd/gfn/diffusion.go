@@ -344,7 +344,7 @@ func writeDiffusionSamples(t *diffusion.Trainer, e energy.Energy, n int, seed ui
 
 // evalDiffusion prints the Student's (and Teacher's) ELBO, ELBO-IS, EUBO
 // and W2 on n fresh and n exact samples as JSON.
-func evalDiffusion(dir string, n int, seed uint64, stdout io.Writer) error {
+func evalDiffusion(dir string, n int, seed uint64, weights string, stdout io.Writer) error {
 	t, e, err := loadDiffusion(dir)
 	if err != nil {
 		return err
@@ -353,14 +353,15 @@ func evalDiffusion(dir string, n int, seed uint64, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return reportDiffusion(task, t, e, n, seed, stdout)
+	return reportDiffusion(task, t, e, n, seed, weights, stdout)
 }
 
 // reportDiffusion prints the Student's (and Teacher's) ELBO, ELBO-IS,
 // EUBO and W2 on n fresh and n exact samples as JSON; without exact
 // samples (an energy that is not an energy.Sampler), EUBO and W2 are null.
-// task names the run as its summary.json does.
-func reportDiffusion(task string, t *diffusion.Trainer, e energy.Energy, n int, seed uint64, stdout io.Writer) error {
+// task names the run as its summary.json does. With weights != "", it
+// first writes every sample's log weight there (writeLogWeights).
+func reportDiffusion(task string, t *diffusion.Trainer, e energy.Energy, n int, seed uint64, weights string, stdout io.Writer) error {
 	rng := rand.New(rand.NewPCG(seed, 0xe7a1))
 	exact := diffusion.ExactSamples(e, n, rng)
 	var ev diffusion.Evaluator
@@ -371,20 +372,39 @@ func reportDiffusion(task string, t *diffusion.Trainer, e energy.Energy, n int, 
 		Teacher  *diffusion.Metrics `json:"teacher,omitempty"`
 		TrueLogZ *float64           `json:"true_log_z,omitempty"`
 	}{Task: task, Step: t.Step}
-	var err error
-	if rep.Student, _, err = ev.Evaluate(e, t.Proc, t.Student, n, exact, rng); err != nil {
+	var sets []weightSet
+	keep := func(agent string, fresh []float32) {
+		if weights == "" {
+			return
+		}
+		wf, wx := ev.LogWeights()
+		sets = append(sets, weightSet{agent, "model", slices.Clone(fresh), slices.Clone(wf)})
+		if wx != nil {
+			sets = append(sets, weightSet{agent, "exact", exact, slices.Clone(wx)})
+		}
+	}
+	m, fresh, err := ev.Evaluate(e, t.Proc, t.Student, n, exact, rng)
+	if err != nil {
 		return err
 	}
+	rep.Student = m
+	keep("student", fresh)
 	if t.Teacher != nil {
-		m, _, err := ev.Evaluate(e, t.Proc, t.Teacher, n, exact, rng)
+		m, fresh, err := ev.Evaluate(e, t.Proc, t.Teacher, n, exact, rng)
 		if err != nil {
 			return err
 		}
 		rep.Teacher = &m
+		keep("teacher", fresh)
 	}
 	if lz, ok := e.(energy.LogZer); ok {
 		v := lz.LogZ()
 		rep.TrueLogZ = &v
+	}
+	if weights != "" {
+		if err := safefile.Write(weights, func(w io.Writer) error { return writeLogWeights(w, e.Dim(), sets) }); err != nil {
+			return err
+		}
 	}
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
@@ -392,6 +412,39 @@ func reportDiffusion(task string, t *diffusion.Trainer, e energy.Energy, n int, 
 	}
 	_, err = fmt.Fprintf(stdout, "%s\n", b)
 	return err
+}
+
+// weightSet is one agent's log weights on one set of samples (rows of x).
+type weightSet struct {
+	agent, set string
+	x          []float32
+	logW       []float64
+}
+
+// writeLogWeights writes the sets as CSV: agent, set, log_w, x1..xd, a row
+// per sample. Log weights keep every digit (they are summed by readers).
+func writeLogWeights(w io.Writer, d int, sets []weightSet) error {
+	head := []byte("agent,set,log_w")
+	for j := 1; j <= d; j++ {
+		head = fmt.Appendf(head, ",x%d", j)
+	}
+	if _, err := w.Write(append(head, '\n')); err != nil {
+		return err
+	}
+	var line []byte
+	for _, s := range sets {
+		for r, lw := range s.logW {
+			line = append(append(append(line[:0], s.agent...), ','), s.set...)
+			line = strconv.AppendFloat(append(line, ','), lw, 'g', -1, 64)
+			for _, v := range s.x[r*d : (r+1)*d] {
+				line = strconv.AppendFloat(append(line, ','), float64(v), 'g', -1, 32)
+			}
+			if _, err := w.Write(append(line, '\n')); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // joinInts writes a milestone list for a flag default ("none" if empty).

@@ -332,6 +332,9 @@ func TestSequenceTrainSampleReward(t *testing.T) {
 	if _, _, err := runCLI("eval", "--checkpoint", dir, "--figures"); err == nil || !strings.Contains(err.Error(), "diffusion") {
 		t.Errorf("eval --figures of a sequence checkpoint: %v", err)
 	}
+	if _, _, err := runCLI("eval", "--checkpoint", dir, "--weights", filepath.Join(t.TempDir(), "w.csv")); err == nil || !strings.Contains(err.Error(), "sequence checkpoint") {
+		t.Errorf("eval --weights of a sequence checkpoint: %v", err)
+	}
 }
 
 // TestDiffusionTrainSampleEval trains a tiny 25GMM Teacher run and reads
@@ -397,6 +400,7 @@ func TestDiffusionTrainSampleEval(t *testing.T) {
 	if got := defaultEvalSamples(checkpointKind(dir)); got != 10000 {
 		t.Errorf("default eval samples of a diffusion checkpoint %d, want 10000", got)
 	}
+	checkWeights(t, dir, ev, rep.Student, rep.Teacher)
 	// gfn eval names the task as summary.json does (Manywell's energy
 	// prints itself with its dimension).
 	mw := filepath.Join(t.TempDir(), "mw")
@@ -407,6 +411,70 @@ func TestDiffusionTrainSampleEval(t *testing.T) {
 	ev, _, err = runCLI("eval", "--checkpoint", mw, "--samples", "100")
 	if err != nil || json.Unmarshal([]byte(ev), &rep) != nil || rep.Task != "manywell" {
 		t.Errorf("gfn eval of a Manywell run: task %q (%v), want manywell", rep.Task, err)
+	}
+}
+
+// checkWeights: gfn eval --weights prints the evaluation it prints without
+// (ev, with --samples 300 --seed 2; its metrics student and teacher) and
+// writes 300 log weights per agent and set, whose means are the ELBO
+// (model set) and the EUBO (exact set) and whose log-mean-exp on the model
+// set is the ELBO-IS; every row carries its sample's d coordinates.
+func checkWeights(t *testing.T, dir, ev string, student, teacher map[string]float64) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "w.csv")
+	got, _, err := runCLI("eval", "--checkpoint", dir, "--samples", "300", "--seed", "2", "--weights", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != ev {
+		t.Errorf("eval --weights printed\n%s\nwithout --weights\n%s", got, ev)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) != 1+4*300 || strings.Join(rows[0], ",") != "agent,set,log_w,x1,x2" {
+		t.Fatalf("weights CSV: %d rows, header %v, err %v", len(rows), rows[0], err)
+	}
+	w := map[string][]float64{}
+	for _, r := range rows[1:] {
+		v, err := strconv.ParseFloat(r[2], 64)
+		if err != nil {
+			t.Fatalf("row %v: %v", r, err)
+		}
+		for _, c := range r[3:] {
+			if _, err := strconv.ParseFloat(c, 32); err != nil {
+				t.Fatalf("row %v: coordinate %q: %v", r, c, err)
+			}
+		}
+		w[r[0]+" "+r[1]] = append(w[r[0]+" "+r[1]], v)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+	for agent, m := range map[string]map[string]float64{"student": student, "teacher": teacher} {
+		model, exact := w[agent+" model"], w[agent+" exact"]
+		if len(model) != 300 || len(exact) != 300 {
+			t.Fatalf("%s: %d model and %d exact rows, want 300 each", agent, len(model), len(exact))
+		}
+		var sm, sx, mx float64
+		mx = math.Inf(-1)
+		for i := range model {
+			sm += model[i]
+			sx += exact[i]
+			mx = max(mx, model[i])
+		}
+		var se float64
+		for _, v := range model {
+			se += math.Exp(v - mx)
+		}
+		lme := mx + math.Log(se/300)
+		if !near(sm/300, m["elbo"]) || !near(lme, m["elbo_is"]) || !near(sx/300, m["eubo"]) {
+			t.Errorf("%s: log weights give ELBO %v, ELBO-IS %v, EUBO %v; eval printed %v", agent, sm/300, lme, sx/300, m)
+		}
+	}
+	if _, _, err := runCLI("eval", "--checkpoint", dir, "--weights", path, "--figures"); err == nil || !strings.Contains(err.Error(), "--figures") {
+		t.Errorf("eval --weights --figures: %v", err)
 	}
 }
 

@@ -194,6 +194,15 @@ func TestRewardCmdPointsResume(t *testing.T) {
 		rep.Student["eubo"] != nil || rep.Student["w2"] != nil {
 		t.Errorf("gfn eval of a reward program's points run (ELBO, no EUBO or W2 without exact samples): %v\n%s", err, ev)
 	}
+	// Without exact samples, --weights holds the fresh samples' log
+	// weights only.
+	wpath := filepath.Join(t.TempDir(), "w.csv")
+	if _, _, err := runCLI("eval", "--checkpoint", dir, "--samples", "64", "--weights", wpath); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(wpath); err != nil || strings.Count(string(b), "\nstudent,model,") != 64 || strings.Contains(string(b), ",exact,") {
+		t.Errorf("weights of a points run: want 64 student model rows and no exact ones (%v):\n%.300s", err, b)
+	}
 	if _, _, err := runCLI("eval", "--checkpoint", dir, "--figures"); err == nil || !strings.Contains(err.Error(), "does not run reward programs") {
 		t.Errorf("gfn eval --figures of a reward program's run: %v", err)
 	}
