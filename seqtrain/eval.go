@@ -2,6 +2,7 @@ package seqtrain
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -64,7 +65,9 @@ type Evaluator struct {
 	tr      discrete.Trajectories
 	logR    []float64
 	logPF   []float64
-	logW    []float64
+	logW    []float64 // the fresh samples' log w
+	logWT   []float64 // the targets' log w
+	fresh   []int32   // the fresh samples' tokens
 	tokens  []int32
 	states  []int32
 	evalSet map[uint64]bool
@@ -75,17 +78,38 @@ type Evaluator struct {
 // It calls the reward on the fresh samples (not counted as training
 // reward calls, as the reference code does not).
 func (e *Evaluator) Evaluate(t *Trainer, n int, targets []int32, rng *rand.Rand) (Metrics, error) {
-	env, st := t.Env, t.Student
-	e.sampler.Env = env
-	m := Metrics{Samples: n, ModesSeen: t.seenModes, LogZ: float64(st.LogZ.Value[0]),
+	e.sampler.Env = t.Env
+	m := Metrics{Samples: n, ModesSeen: t.seenModes, LogZ: float64(t.Student.LogZ.Value[0]),
 		LogZErr: math.NaN(), EUBO: math.NaN(), Pearson: math.NaN()}
-	w := env.StateLen()
 	if e.evalSet == nil {
 		e.evalSet = make(map[uint64]bool)
 	}
 	clear(e.evalSet)
 	moder, _ := t.Task.(Moder)
-	e.logW = e.logW[:0]
+	e.logW, e.logWT, e.fresh = e.logW[:0], e.logWT[:0], e.fresh[:0]
+	m, err := e.evaluate(t, n, targets, rng, m, moder)
+	if err != nil {
+		e.logW, e.logWT, e.fresh = e.logW[:0], e.logWT[:0], e.fresh[:0]
+	}
+	return m, err
+}
+
+// LogWeights returns the per-sample log weights log w = log R(x) +
+// Σ log P_B − Σ log P_F of the last Evaluate: fresh, of its n Student
+// samples in the order of Samples (their mean is the ELBO, their
+// log-mean-exp the log Z estimate), and target, of the backward
+// trajectories from its targets in their order (mean: the EUBO; empty
+// without targets). Both are owned by the evaluator until its next call,
+// and empty before the first call or after a failed one.
+func (e *Evaluator) LogWeights() (fresh, target []float64) { return e.logW, e.logWT }
+
+// Samples returns the last Evaluate's fresh Student samples, n rows of
+// Length tokens (owned by the evaluator until its next call).
+func (e *Evaluator) Samples() []int32 { return e.fresh }
+
+func (e *Evaluator) evaluate(t *Trainer, n int, targets []int32, rng *rand.Rand, m Metrics, moder Moder) (Metrics, error) {
+	env, st := t.Env, t.Student
+	w := env.StateLen()
 	for done := 0; done < n; done += evalChunk {
 		k := min(evalChunk, n-done)
 		e.sampler.Forward(st.Model, k, discrete.SampleOptions{}, rng, &e.tr)
@@ -95,6 +119,7 @@ func (e *Evaluator) Evaluate(t *Trainer, n int, targets []int32, rng *rand.Rand)
 		for b := range k {
 			e.logW = append(e.logW, e.logR[b]+e.tr.LogPB[b]-e.logPF[b])
 			x := e.tr.Final[b*w : (b+1)*w]
+			e.fresh = append(e.fresh, env.Tokens(x)...)
 			key := env.TerminalKey(x)
 			if !e.evalSet[key] {
 				e.evalSet[key] = true
@@ -113,7 +138,6 @@ func (e *Evaluator) Evaluate(t *Trainer, n int, targets []int32, rng *rand.Rand)
 	}
 	L := env.Length()
 	if nt := len(targets) / max(L, 1); nt > 0 {
-		e.logW = e.logW[:0]
 		var f, r []float64
 		for done := 0; done < nt; done += evalChunk {
 			k := min(evalChunk, nt-done)
@@ -126,11 +150,11 @@ func (e *Evaluator) Evaluate(t *Trainer, n int, targets []int32, rng *rand.Rand)
 				return m, err
 			}
 			for b := range k {
-				e.logW = append(e.logW, e.logR[b]+e.tr.LogPB[b]-e.logPF[b])
+				e.logWT = append(e.logWT, e.logR[b]+e.tr.LogPB[b]-e.logPF[b])
 				f, r = append(f, e.logPF[b]), append(r, e.logR[b])
 			}
 		}
-		m.EUBO = mean(e.logW)
+		m.EUBO = mean(e.logWT)
 		m.Pearson = pearson(f, r)
 	}
 	return m, nil
@@ -151,6 +175,12 @@ func (e *Evaluator) score(t *Trainer, k int, sampled bool) error {
 	e.logR, e.logPF = grow(e.logR, k), grow(e.logPF, k)
 	if err := t.Task.LogReward(e.tokens, k, e.logR); err != nil {
 		return &NonFiniteError{Round: t.Round, Seq: "an evaluation batch", Err: err}
+	}
+	for b, v := range e.logR[:k] {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return &NonFiniteError{Round: t.Round, Seq: t.decode(e.tokens[b*L : (b+1)*L]),
+				Err: fmt.Errorf("seqtrain: log-reward %v in an evaluation", v)}
+		}
 	}
 	if sampled {
 		copy(e.logPF, e.tr.LogPFBehaviour[:k])

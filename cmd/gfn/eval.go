@@ -49,17 +49,6 @@ func checkpointKind(dir string) ckptKind {
 	return gridCkpt
 }
 
-// kindName names a checkpoint family in messages.
-func kindName(k ckptKind) string {
-	switch k {
-	case diffusionCkpt:
-		return "diffusion"
-	case seqCkpt:
-		return "sequence"
-	}
-	return "grid"
-}
-
 // defaultEvalSamples is gfn eval's --samples for a checkpoint of kind k:
 // 100,000 suits a grid's empirical L1, not an exact W2 in R^d (minutes
 // where training's final 10,000 take seconds), nor a sequence task, whose
@@ -81,7 +70,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	seed := fs.Uint64("seed", 0, "random seed for sampling")
 	figures := fs.Bool("figures", false, "diffusion checkpoints: redraw samples.png and curves.png from the checkpoint instead")
 	command := fs.String("reward-cmd", "", "a reward program's run: the command that scores the samples (default: the one the run recorded)")
-	weights := fs.String("weights", "", "diffusion checkpoints: also write each sample's log weight log R + log P_B - log P_F to this CSV file (agent, set, log_w, x1..xd; set model: the fresh samples, whose mean is the ELBO; set exact: the exact samples' backward trajectories, whose mean is the EUBO)")
+	weights := fs.String("weights", "", "diffusion and sequence checkpoints: also write each sample's log weight log R + log P_B - log P_F to this CSV file (agent, set, log_w, then x1..xd or the sequence; set model: the fresh samples, whose mean is the ELBO; set exact (diffusion) or target (sequences): the backward trajectories from exact or target samples, whose mean is the EUBO)")
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
@@ -99,13 +88,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *dir != "" && recErr == nil && *figures {
 		return usagef("--figures does not run reward programs: the run's own figures are in %s", *dir)
 	}
-	if *weights != "" {
-		switch {
-		case *figures:
-			return usagef("--weights evaluates; --figures only redraws: give one of them")
-		case *dir != "" && recErr != nil && kind != diffusionCkpt:
-			return usagef("--weights writes the log weights of diffusion checkpoints; %s holds a %s checkpoint", *dir, kindName(kind))
-		}
+	if *weights != "" && *figures {
+		return usagef("--weights evaluates; --figures only redraws: give one of them")
 	}
 	if kind == diffusionCkpt && *figures {
 		_, e, err := loadDiffusion(*dir)
@@ -142,11 +126,14 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case diffusionCkpt:
 		return evalDiffusion(*dir, *n, *seed, *weights, stdout)
 	case seqCkpt:
-		return evalSeq(*dir, *n, *seed, stdout)
+		return evalSeq(*dir, *n, *seed, *weights, stdout)
 	}
 	t, err := loadCheckpoint(*dir)
 	if err != nil {
 		return err
+	}
+	if *weights != "" {
+		return usagef("--weights writes the log weights of diffusion and sequence checkpoints; %s holds a grid checkpoint", *dir)
 	}
 	return reportGrid(t, *n, *seed, stdout)
 }

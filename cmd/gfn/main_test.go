@@ -234,6 +234,9 @@ func TestTrainSampleEvalEndToEnd(t *testing.T) {
 	if got := defaultEvalSamples(checkpointKind(dir)); got != 100000 {
 		t.Errorf("default eval samples of a grid checkpoint %d, want 100000", got)
 	}
+	if _, _, err := runCLI("eval", "--checkpoint", dir, "--weights", filepath.Join(t.TempDir(), "w.csv")); err == nil || !strings.Contains(err.Error(), "grid checkpoint") {
+		t.Errorf("eval --weights of a grid checkpoint: %v", err)
+	}
 }
 
 // Every method preset of gfn bench grid is a valid gfn train command line.
@@ -332,8 +335,32 @@ func TestSequenceTrainSampleReward(t *testing.T) {
 	if _, _, err := runCLI("eval", "--checkpoint", dir, "--figures"); err == nil || !strings.Contains(err.Error(), "diffusion") {
 		t.Errorf("eval --figures of a sequence checkpoint: %v", err)
 	}
-	if _, _, err := runCLI("eval", "--checkpoint", dir, "--weights", filepath.Join(t.TempDir(), "w.csv")); err == nil || !strings.Contains(err.Error(), "sequence checkpoint") {
-		t.Errorf("eval --weights of a sequence checkpoint: %v", err)
+	// --weights: the same report, and 64 log weights per set whose means
+	// are the ELBO (model) and the EUBO (target), with their sequences.
+	wpath := filepath.Join(t.TempDir(), "w.csv")
+	withW, _, err := runCLI("eval", "--checkpoint", dir, "--samples", "64", "--seed", "3", "--weights", wpath)
+	if err != nil || withW != ev {
+		t.Errorf("eval --weights printed (%v)\n%s\nwithout --weights\n%s", err, withW, ev)
+	}
+	f, err := os.Open(wpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) != 1+2*64 || strings.Join(rows[0], ",") != "agent,set,log_w,sequence" {
+		t.Fatalf("weights CSV: %d rows, err %v", len(rows), err)
+	}
+	sums := map[string]float64{}
+	for _, r := range rows[1:] {
+		v, err := strconv.ParseFloat(r[2], 64)
+		if err != nil || r[0] != "student" || len(r[3]) != 8 || strings.Trim(r[3], "ACGT") != "" {
+			t.Fatalf("weights row %v: %v", r, err)
+		}
+		sums[r[1]] += v
+	}
+	if e, x := sums["model"]/64, sums["target"]/64; math.Abs(e-m.ELBO) > 1e-9*math.Abs(m.ELBO) || math.Abs(x-m.EUBO) > 1e-9*math.Abs(m.EUBO) {
+		t.Errorf("log weights' means %v (model), %v (target); eval's ELBO %v, EUBO %v", e, x, m.ELBO, m.EUBO)
 	}
 }
 

@@ -60,24 +60,18 @@ func sampleRewardProgram(ctx context.Context, dir string, rec rewardRecord, n in
 // evalRewardProgram prints the evaluation of the run in dir, whose rewards
 // come from the program of rec, as gfn eval does for the built-in tasks;
 // without exact or target samples, EUBO, W2 and the correlation are null.
-// A weights file is written for a points run only.
+// A weights file is written for points and seq runs.
 func evalRewardProgram(ctx context.Context, dir string, rec rewardRecord, n int, seed uint64, weights string, stdout, stderr io.Writer) error {
-	noWeights := func(kind string) error {
-		return usagef("--weights writes the log weights of diffusion checkpoints; %s is a %s run of a reward program", dir, kind)
-	}
 	return withRewardRun(ctx, dir, rec, stderr,
 		func(t *seqtrain.Trainer, task seqtrain.Task) error {
-			if weights != "" {
-				return noWeights("seq")
-			}
-			return reportSeq(t, task, "seq", n, seed, stdout)
+			return reportSeq(t, task, "seq", n, seed, weights, stdout)
 		},
 		func(t *diffusion.Trainer, e energy.Energy) error {
 			return reportDiffusion("points", t, e, n, seed, weights, stdout)
 		},
 		func(t *train.Trainer) error {
 			if weights != "" {
-				return noWeights("hypergrid")
+				return usagef("--weights writes the log weights of diffusion and sequence runs; %s is a hypergrid run of a reward program", dir)
 			}
 			return reportGrid(t, n, seed, stdout)
 		})

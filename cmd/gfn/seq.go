@@ -239,19 +239,21 @@ func loadSeq(dir string) (*biochem.Task, *seqtrain.Trainer, error) {
 
 // evalSeq prints the evaluation of training (modes, ELBO, log Z estimate,
 // EUBO, correlation) of a sequence checkpoint's Student on n fresh samples
-// and n target samples, as JSON.
-func evalSeq(dir string, n int, seed uint64, stdout io.Writer) error {
+// and n target samples, as JSON; with weights != "", it also writes the
+// log weights of both sets there.
+func evalSeq(dir string, n int, seed uint64, weights string, stdout io.Writer) error {
 	task, t, err := loadSeq(dir)
 	if err != nil {
 		return err
 	}
-	return reportSeq(t, task, task.Name(), n, seed, stdout)
+	return reportSeq(t, task, task.Name(), n, seed, weights, stdout)
 }
 
 // reportSeq prints the evaluation of training of a sequence trainer on n
 // fresh samples, and as many target samples if the task is a Targeter, as
-// JSON.
-func reportSeq(t *seqtrain.Trainer, task seqtrain.Task, name string, n int, seed uint64, stdout io.Writer) error {
+// JSON. With weights != "", it first writes every sample's log weight there
+// (writeSeqLogWeights).
+func reportSeq(t *seqtrain.Trainer, task seqtrain.Task, name string, n int, seed uint64, weights string, stdout io.Writer) error {
 	var targets []int32
 	if tg, ok := task.(seqtrain.Targeter); ok {
 		var err error
@@ -264,6 +266,15 @@ func reportSeq(t *seqtrain.Trainer, task seqtrain.Task, name string, n int, seed
 	if err != nil {
 		return err
 	}
+	if weights != "" {
+		fresh, target := ev.LogWeights()
+		err := safefile.Write(weights, func(w io.Writer) error {
+			return writeSeqLogWeights(w, task, []seqWeights{{"model", ev.Samples(), fresh}, {"target", targets, target}})
+		})
+		if err != nil {
+			return err
+		}
+	}
 	rep := struct {
 		Task    string           `json:"task"`
 		Round   int              `json:"round"`
@@ -275,6 +286,34 @@ func reportSeq(t *seqtrain.Trainer, task seqtrain.Task, name string, n int, seed
 	}
 	_, err = fmt.Fprintf(stdout, "%s\n", b)
 	return err
+}
+
+// seqWeights is the Student's log weights on one set of sequences (rows
+// of the task's Length tokens).
+type seqWeights struct {
+	set  string
+	xs   []int32
+	logW []float64
+}
+
+// writeSeqLogWeights writes the sets as CSV: agent, set, log_w, sequence,
+// a row per sequence (every digit of log w: readers sum them).
+func writeSeqLogWeights(w io.Writer, task seqtrain.Task, sets []seqWeights) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"agent", "set", "log_w", "sequence"})
+	alphabet, L := task.Alphabet(), task.Length()
+	var seq strings.Builder
+	for _, s := range sets {
+		for r, lw := range s.logW {
+			seq.Reset()
+			for _, tok := range s.xs[r*L : (r+1)*L] {
+				seq.WriteString(alphabet[tok])
+			}
+			cw.Write([]string{"student", s.set, strconv.FormatFloat(lw, 'g', -1, 64), seq.String()})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 func sampleSeq(dir string, n int, seed uint64, out string, stdout, stderr io.Writer) error {
