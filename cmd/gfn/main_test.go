@@ -337,19 +337,9 @@ func TestSequenceTrainSampleReward(t *testing.T) {
 	}
 	// --weights: the same report, and 64 log weights per set whose means
 	// are the ELBO (model) and the EUBO (target), with their sequences.
-	wpath := filepath.Join(t.TempDir(), "w.csv")
-	withW, _, err := runCLI("eval", "--checkpoint", dir, "--samples", "64", "--seed", "3", "--weights", wpath)
-	if err != nil || withW != ev {
-		t.Errorf("eval --weights printed (%v)\n%s\nwithout --weights\n%s", err, withW, ev)
-	}
-	f, err := os.Open(wpath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) != 1+2*64 || strings.Join(rows[0], ",") != "agent,set,log_w,sequence" {
-		t.Fatalf("weights CSV: %d rows, err %v", len(rows), err)
+	rows := evalWeights(t, ev, "--checkpoint", dir, "--samples", "64", "--seed", "3")
+	if len(rows) != 1+2*64 || strings.Join(rows[0], ",") != "agent,set,log_w,sequence" {
+		t.Fatalf("weights CSV: %d rows, header %v", len(rows), rows[0])
 	}
 	sums := map[string]float64{}
 	for _, r := range rows[1:] {
@@ -441,20 +431,14 @@ func TestDiffusionTrainSampleEval(t *testing.T) {
 	}
 }
 
-// checkWeights: gfn eval --weights prints the evaluation it prints without
-// (ev, with --samples 300 --seed 2; its metrics student and teacher) and
-// writes 300 log weights per agent and set, whose means are the ELBO
-// (model set) and the EUBO (exact set) and whose log-mean-exp on the model
-// set is the ELBO-IS; every row carries its sample's d coordinates.
-func checkWeights(t *testing.T, dir, ev string, student, teacher map[string]float64) {
+// evalWeights runs gfn eval with args and --weights, checks that it prints
+// ev (the report without --weights), and returns the CSV's rows.
+func evalWeights(t *testing.T, ev string, args ...string) [][]string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "w.csv")
-	got, _, err := runCLI("eval", "--checkpoint", dir, "--samples", "300", "--seed", "2", "--weights", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != ev {
-		t.Errorf("eval --weights printed\n%s\nwithout --weights\n%s", got, ev)
+	got, _, err := runCLI(append(append([]string{"eval"}, args...), "--weights", path)...)
+	if err != nil || got != ev {
+		t.Errorf("eval --weights printed (%v)\n%s\nwithout --weights\n%s", err, got, ev)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -462,8 +446,22 @@ func checkWeights(t *testing.T, dir, ev string, student, teacher map[string]floa
 	}
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) != 1+4*300 || strings.Join(rows[0], ",") != "agent,set,log_w,x1,x2" {
-		t.Fatalf("weights CSV: %d rows, header %v, err %v", len(rows), rows[0], err)
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("weights CSV: %d rows, %v", len(rows), err)
+	}
+	return rows
+}
+
+// checkWeights: gfn eval --weights prints the evaluation it prints without
+// (ev, with --samples 300 --seed 2; its metrics student and teacher) and
+// writes 300 log weights per agent and set, whose means are the ELBO
+// (model set) and the EUBO (exact set) and whose log-mean-exp on the model
+// set is the ELBO-IS; every row carries its sample's d coordinates.
+func checkWeights(t *testing.T, dir, ev string, student, teacher map[string]float64) {
+	t.Helper()
+	rows := evalWeights(t, ev, "--checkpoint", dir, "--samples", "300", "--seed", "2")
+	if len(rows) != 1+4*300 || strings.Join(rows[0], ",") != "agent,set,log_w,x1,x2" {
+		t.Fatalf("weights CSV: %d rows, header %v", len(rows), rows[0])
 	}
 	w := map[string][]float64{}
 	for _, r := range rows[1:] {
@@ -500,7 +498,7 @@ func checkWeights(t *testing.T, dir, ev string, student, teacher map[string]floa
 			t.Errorf("%s: log weights give ELBO %v, ELBO-IS %v, EUBO %v; eval printed %v", agent, sm/300, lme, sx/300, m)
 		}
 	}
-	if _, _, err := runCLI("eval", "--checkpoint", dir, "--weights", path, "--figures"); err == nil || !strings.Contains(err.Error(), "--figures") {
+	if _, _, err := runCLI("eval", "--checkpoint", dir, "--weights", filepath.Join(t.TempDir(), "w.csv"), "--figures"); err == nil || !strings.Contains(err.Error(), "--figures") {
 		t.Errorf("eval --weights --figures: %v", err)
 	}
 }

@@ -302,18 +302,23 @@ func writeSeqLogWeights(w io.Writer, task seqtrain.Task, sets []seqWeights) erro
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"agent", "set", "log_w", "sequence"})
 	alphabet, L := task.Alphabet(), task.Length()
-	var seq strings.Builder
+	var sb strings.Builder
 	for _, s := range sets {
 		for r, lw := range s.logW {
-			seq.Reset()
-			for _, tok := range s.xs[r*L : (r+1)*L] {
-				seq.WriteString(alphabet[tok])
-			}
-			cw.Write([]string{"student", s.set, strconv.FormatFloat(lw, 'g', -1, 64), seq.String()})
+			cw.Write([]string{"student", s.set, strconv.FormatFloat(lw, 'g', -1, 64), seqString(&sb, alphabet, s.xs[r*L:(r+1)*L])})
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// seqString spells the tokens x with alphabet, reusing sb.
+func seqString(sb *strings.Builder, alphabet []string, x []int32) string {
+	sb.Reset()
+	for _, tok := range x {
+		sb.WriteString(alphabet[tok])
+	}
+	return sb.String()
 }
 
 func sampleSeq(dir string, n int, seed uint64, out string, stdout, stderr io.Writer) error {
@@ -367,7 +372,7 @@ func writeSeqSamples(t *seqtrain.Trainer, task seqtrain.Task, n int, seed uint64
 		} else {
 			cw.Write([]string{"sequence", "log_reward"})
 		}
-		var seq strings.Builder
+		var sb strings.Builder
 		for r := range n {
 			x := xs[r*L : (r+1)*L]
 			lr := strconv.FormatFloat(logR[r], 'g', -1, 64)
@@ -375,11 +380,7 @@ func writeSeqSamples(t *seqtrain.Trainer, task seqtrain.Task, n int, seed uint64
 				cw.Write([]string{scored.Decode(x), strconv.FormatFloat(score[r], 'g', -1, 64), lr, strconv.FormatBool(scored.IsMode(x))})
 				continue
 			}
-			seq.Reset()
-			for _, tok := range x {
-				seq.WriteString(alphabet[tok])
-			}
-			cw.Write([]string{seq.String(), lr})
+			cw.Write([]string{seqString(&sb, alphabet, x), lr})
 		}
 		cw.Flush()
 		return cw.Error()
