@@ -41,6 +41,11 @@ type Optim struct {
 	// (t_model.*) to this joint norm (0: no clipping), as the reference
 	// code does for its Teacher only.
 	ClipTime float64 `json:"clip_time,omitempty"`
+	// Clip, if > 0, clips the gradient of every network parameter (not
+	// log Z) to this joint norm after ClipTime. Neither code base sets it;
+	// it is a guard against a policy whose loss spikes (the Manywell
+	// Teacher's, docs/results).
+	Clip float64 `json:"clip,omitempty"`
 }
 
 // Config holds every training setting. Start from DefaultConfig (the
@@ -275,6 +280,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("diffusion: Student learning rates %v, %v (log Z) must be > 0", c.Student.LR, c.Student.LogZLR)
 	case c.Method == MethodTeacher && (!(c.Teacher.LR > 0) || !(c.Teacher.LogZLR > 0)):
 		return fmt.Errorf("diffusion: Teacher learning rates %v, %v (log Z) must be > 0", c.Teacher.LR, c.Teacher.LogZLR)
+	case !(c.Student.Clip >= 0) || !(c.Teacher.Clip >= 0) || math.IsInf(c.Student.Clip+c.Teacher.Clip, 0):
+		return fmt.Errorf("diffusion: gradient clip %v, %v (Teacher) must be finite and >= 0 (0: none)",
+			c.Student.Clip, c.Teacher.Clip)
 	case c.Student.WeightDecay < 0 || c.Teacher.WeightDecay < 0 || c.Student.ClipTime < 0 || c.Teacher.ClipTime < 0:
 		return fmt.Errorf("diffusion: weight decay %v, %v (Teacher) and clipping %v, %v (Teacher) must be >= 0",
 			c.Student.WeightDecay, c.Teacher.WeightDecay, c.Student.ClipTime, c.Teacher.ClipTime)

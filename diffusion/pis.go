@@ -220,7 +220,7 @@ func (t *Trainer) iteratePIS() (Iteration, error) {
 	}
 	a.step(cfg.lrScale(t.Step))
 	it.StudentLoss = loss
-	it.StudentLogZ = float64(a.LogZ.Value[0])
+	it.StudentLogZ, it.StudentGradNorm, it.TeacherGradNorm = float64(a.LogZ.Value[0]), a.gradNorm, math.NaN()
 	t.Step++
 	return it, nil
 }

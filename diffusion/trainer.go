@@ -22,6 +22,9 @@ type Agent struct {
 	Opt  *nn.Adam
 	opt  Optim
 	time []*nn.Param // the time encoder's parameters (t_model.*)
+	// gradNorm is the network's gradient norm at the last step, before
+	// any clipping.
+	gradNorm float64
 
 	tb      TB
 	pis     PIS
@@ -49,11 +52,17 @@ func newAgent(cfg Config, o Optim, dim int, rng *rand.Rand) (*Agent, error) {
 // Params is every trainable parameter, log Z last.
 func (a *Agent) Params() []*nn.Param { return a.Opt.Params() }
 
-// step clips the time encoder's gradient if configured and takes an Adam
-// step with the learning rates scaled by s.
+// step records the network's gradient norm, clips the gradient as
+// configured (the time encoder's, then the whole network's) and takes an
+// Adam step with the learning rates scaled by s.
 func (a *Agent) step(s float64) {
+	net := a.Opt.Groups[0].Params
+	a.gradNorm = nn.GradNorm(net)
 	if a.opt.ClipTime > 0 {
 		nn.ClipGradNorm(a.time, a.opt.ClipTime)
+	}
+	if a.opt.Clip > 0 {
+		nn.ClipGradNorm(net, a.opt.Clip)
 	}
 	a.Opt.Groups[0].LR = a.opt.LR * s
 	a.Opt.Groups[1].LR = a.opt.LogZLR * s
@@ -110,6 +119,10 @@ type Iteration struct {
 	TeacherLoss float64 // NaN without a Teacher step
 	StudentLogZ float64
 	TeacherLogZ float64
+	// StudentGradNorm and TeacherGradNorm are the networks' gradient
+	// norms before clipping (log Z excluded; NaN without a Teacher).
+	StudentGradNorm float64
+	TeacherGradNorm float64
 	// Stored is the number of objects added to the buffer.
 	Stored int
 }
@@ -379,9 +392,9 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		}
 		it.Stored += n
 	}
-	it.StudentLogZ = float64(t.Student.LogZ.Value[0])
+	it.StudentLogZ, it.StudentGradNorm, it.TeacherGradNorm = float64(t.Student.LogZ.Value[0]), t.Student.gradNorm, math.NaN()
 	if t.Teacher != nil {
-		it.TeacherLogZ = float64(t.Teacher.LogZ.Value[0])
+		it.TeacherLogZ, it.TeacherGradNorm = float64(t.Teacher.LogZ.Value[0]), t.Teacher.gradNorm
 	}
 	t.Step++
 	return it, nil

@@ -118,6 +118,8 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.Float64Var(&d.Gamma, "gamma", d.Gamma, "learning-rate factor at each milestone")
 	wd := fs.Float64("weight-decay", d.Student.WeightDecay, "Adam's coupled L2 weight decay of both agents")
 	fs.Float64Var(&d.Teacher.ClipTime, "teacher-clip", d.Teacher.ClipTime, "gradient-norm clip of the Teacher's time encoder (0 = off)")
+	fs.Float64Var(&d.Student.Clip, "grad-clip", d.Student.Clip, "gradient-norm clip of the Student's whole network, not log Z (0 = off; neither code base clips it)")
+	fs.Float64Var(&d.Teacher.Clip, "teacher-grad-clip", d.Teacher.Clip, "gradient-norm clip of the Teacher's whole network, not log Z, after --teacher-clip (0 = off; neither code base sets it: a guard against the Teacher's loss spikes)")
 	fs.Float64Var(&d.Explore, "explore", d.Explore, "exploration std f of method eps")
 	fs.BoolVar(&d.ExploreAll, "explore-all", d.ExploreAll, "explore on the Student batches of every method, not only eps")
 	fs.BoolVar(&d.BufferPasses, "buffer-passes", d.BufferPasses, "draw from the replay buffer as the authors' code: positions drawn once per pass of N/batch batches with that moment's priorities, shifted onto newer entries by FIFO evictions")
