@@ -203,13 +203,18 @@ func load(dir string, e energy.Energy) (*Trainer, *runState, error) {
 	for _, x := range ts {
 		byName[x.Name] = x
 	}
-	rows, err1 := byName["run.curve"].Float64s()
+	curve := byName["run.curve"]
+	rows, err1 := curve.Float64s()
 	ms, err2 := byName["run.iter_ms"].Float64s()
-	if err1 != nil || err2 != nil || len(rows)%curveCols != 0 {
+	cols := curveCols
+	if len(curve.Shape) == 2 {
+		cols = curve.Shape[1]
+	}
+	if err1 != nil || err2 != nil || (cols != curveCols && cols != oldCurveCols) || len(rows)%cols != 0 {
 		return nil, nil, fmt.Errorf("diffusion: the checkpoint in %s has no valid run record", dir)
 	}
-	for i := 0; i < len(rows); i += curveCols {
-		st.Curve = append(st.Curve, pointOf(rows[i:i+curveCols]))
+	for i := 0; i < len(rows); i += cols {
+		st.Curve = append(st.Curve, pointOf(rows[i:i+cols]))
 	}
 	st.IterMs = ms
 	if t.buffer != nil {

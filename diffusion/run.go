@@ -73,6 +73,16 @@ type Point struct {
 	TeacherLogZ float64 `json:"teacher_logz"`
 	Metrics
 	WallSeconds float64 `json:"wall_seconds"`
+	// StudentGradNorm and TeacherGradNorm are the means, over the
+	// iterations since the last point, of each network's gradient norm
+	// before any clipping (Iteration's; log Z excluded). They make an
+	// agent's divergence visible in metrics.csv before its loss settles:
+	// a step that moves the weights far shows here first. The Teacher's is
+	// NaN without a Teacher. A run resumed from a checkpoint older than
+	// these columns has NaN in its earlier rows, and the first row after
+	// the resume averages only the iterations since the resume.
+	StudentGradNorm float64 `json:"student_grad_norm"`
+	TeacherGradNorm float64 `json:"teacher_grad_norm"`
 }
 
 // Summary is summary.json.
@@ -135,6 +145,7 @@ type runState struct {
 	EvalSeconds float64    `json:"eval_seconds"`
 	WallSeconds float64    `json:"wall_seconds"`
 	LossSums    [3]float64 `json:"loss_sums"` // Student, Teacher, count since the last point
+	GradSums    [3]float64 `json:"grad_sums"` // Student's and Teacher's gradient norms, count since the last point
 	Resumed     int        `json:"resumed"`
 	// The evaluation and checkpoint settings, which a resumed run keeps.
 	EvalEvery       int    `json:"eval_every"`
@@ -224,6 +235,11 @@ func (r *runner) run() (*Result, error) {
 			r.st.LossSums[1] += it.TeacherLoss
 		}
 		r.st.LossSums[2]++
+		r.st.GradSums[0] += it.StudentGradNorm
+		if !math.IsNaN(it.TeacherGradNorm) {
+			r.st.GradSums[1] += it.TeacherGradNorm
+		}
+		r.st.GradSums[2]++
 		if (t.Step-1)%opt.EvalEvery == 0 {
 			p, err := r.point()
 			if err != nil {
@@ -284,13 +300,16 @@ func (r *runner) point() (Point, error) {
 	r.st.EvalPending = false
 	r.st.EvalSeconds += time.Since(t0).Seconds()
 	n := r.st.LossSums[2]
+	g := r.st.GradSums[2]
 	p := Point{Step: t.Step - 1, RewardCalls: t.RewardCalls, StudentLoss: r.st.LossSums[0] / n,
-		TeacherLoss: math.NaN(), TeacherLogZ: math.NaN(), Metrics: m, WallSeconds: r.clock.Seconds()}
+		TeacherLoss: math.NaN(), TeacherLogZ: math.NaN(), Metrics: m, WallSeconds: r.clock.Seconds(),
+		StudentGradNorm: r.st.GradSums[0] / g, TeacherGradNorm: math.NaN()}
 	if t.Teacher != nil {
 		p.TeacherLoss = r.st.LossSums[1] / n
 		p.TeacherLogZ = float64(t.Teacher.LogZ.Value[0])
+		p.TeacherGradNorm = r.st.GradSums[1] / g
 	}
-	r.st.LossSums = [3]float64{}
+	r.st.LossSums, r.st.GradSums = [3]float64{}, [3]float64{}
 	r.st.Curve = append(r.st.Curve, p)
 	return p, nil
 }
@@ -344,7 +363,7 @@ func (r *runner) finish() (*Result, error) {
 
 // CurveHeader is the header of metrics.csv.
 var CurveHeader = []string{"step", "reward_calls", "student_loss", "teacher_loss", "student_logz", "teacher_logz",
-	"elbo", "elbo_is", "eubo", "w2", "samples", "wall_seconds"}
+	"elbo", "elbo_is", "eubo", "w2", "samples", "student_grad_norm", "teacher_grad_norm", "wall_seconds"}
 
 // WriteCurve writes the curve as CSV (empty cells for missing values;
 // numbers to 10 significant digits).
@@ -354,7 +373,7 @@ func WriteCurve(w io.Writer, curve []Point) error {
 	for i, p := range curve {
 		rows[i] = []string{strconv.Itoa(p.Step), strconv.Itoa(p.RewardCalls), f(p.StudentLoss), f(p.TeacherLoss),
 			f(p.LogZ), f(p.TeacherLogZ), f(p.ELBO), f(p.ELBOIS), f(p.EUBO), f(p.W2),
-			strconv.Itoa(p.Samples), f(p.WallSeconds)}
+			strconv.Itoa(p.Samples), f(p.StudentGradNorm), f(p.TeacherGradNorm), f(p.WallSeconds)}
 	}
 	return run.WriteCSV(w, CurveHeader, rows)
 }
@@ -378,14 +397,24 @@ func (r *runner) writeOutputs(res *Result) error {
 // checkpoint's run.curve tensor).
 func curveRow(p Point) []float64 {
 	return []float64{float64(p.Step), float64(p.RewardCalls), p.StudentLoss, p.TeacherLoss, p.TeacherLogZ,
-		p.ELBO, p.ELBOIS, p.EUBO, p.W2, p.LogZ, float64(p.Samples), p.WallSeconds}
+		p.ELBO, p.ELBOIS, p.EUBO, p.W2, p.LogZ, float64(p.Samples), p.WallSeconds, p.StudentGradNorm, p.TeacherGradNorm}
 }
 
-const curveCols = 12
+// curveCols is the width of a run.curve row; oldCurveCols that of
+// checkpoints written before the gradient-norm columns, which still resume.
+const (
+	curveCols    = 14
+	oldCurveCols = 12
+)
 
 func pointOf(r []float64) Point {
-	return Point{Step: int(r[0]), RewardCalls: int(r[1]), StudentLoss: r[2], TeacherLoss: r[3], TeacherLogZ: r[4],
-		Metrics: Metrics{ELBO: r[5], ELBOIS: r[6], EUBO: r[7], W2: r[8], LogZ: r[9], Samples: int(r[10])}, WallSeconds: r[11]}
+	p := Point{Step: int(r[0]), RewardCalls: int(r[1]), StudentLoss: r[2], TeacherLoss: r[3], TeacherLogZ: r[4],
+		Metrics: Metrics{ELBO: r[5], ELBOIS: r[6], EUBO: r[7], W2: r[8], LogZ: r[9], Samples: int(r[10])}, WallSeconds: r[11],
+		StudentGradNorm: math.NaN(), TeacherGradNorm: math.NaN()}
+	if len(r) >= curveCols {
+		p.StudentGradNorm, p.TeacherGradNorm = r[12], r[13]
+	}
+	return p
 }
 
 // MarshalJSON writes every field of the point (NaN as null); without it
@@ -403,7 +432,10 @@ func (p Point) MarshalJSON() ([]byte, error) {
 		TeacherLoss *float64 `json:"teacher_loss"`
 		TeacherLogZ *float64 `json:"teacher_logz"`
 		WallSeconds float64  `json:"wall_seconds"`
-	}{p.Step, p.RewardCalls, f(p.StudentLoss), f(p.TeacherLoss), f(p.TeacherLogZ), p.WallSeconds})
+		StudentGrad *float64 `json:"student_grad_norm"`
+		TeacherGrad *float64 `json:"teacher_grad_norm"`
+	}{p.Step, p.RewardCalls, f(p.StudentLoss), f(p.TeacherLoss), f(p.TeacherLogZ), p.WallSeconds,
+		f(p.StudentGradNorm), f(p.TeacherGradNorm)})
 	if err != nil {
 		return nil, err
 	}
