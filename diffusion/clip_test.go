@@ -1,9 +1,9 @@
 package diffusion
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -206,32 +206,14 @@ func TestResumeOldCheckpoint(t *testing.T) {
 	cfg := smallConfig(MethodTeacher, 120)
 	o := quick
 	o.EvalEvery = 50
-	o.OutDir, o.CheckpointEvery = t.TempDir(), 40
-	want, err := Run(context.Background(), energy.GMM25{}, cfg, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	part := t.TempDir()
-	o.OutDir = part
-	stop := errors.New("killed")
-	o.afterCheckpoint = func(step int) error {
-		if step == 80 {
-			return stop
-		}
-		return nil
-	}
-	if _, err := Run(context.Background(), energy.GMM25{}, cfg, o); !errors.Is(err, stop) {
-		t.Fatalf("interrupted run: %v", err)
-	}
-	o.afterCheckpoint = nil
+	want, _, part := interruptedRun(t, cfg, o, 40, 80)
 	// Make the checkpoint an old one.
 	path := filepath.Join(part, CheckpointFile)
-	f, err := os.Open(path)
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, meta, err := safetensors.Read(f)
-	f.Close()
+	ts, meta, err := safetensors.Read(bytes.NewReader(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,14 +244,11 @@ func TestResumeOldCheckpoint(t *testing.T) {
 		}
 		ts[i] = safetensors.F64("run.curve", []int{x.Shape[0], oldCurveCols}, old)
 	}
-	f, err = os.Create(path)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := safetensors.Write(&buf, ts, meta); err != nil {
 		t.Fatal(err)
 	}
-	if err := safetensors.Write(f, ts, meta); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got, err := Resume(context.Background(), part, energy.GMM25{}, o)

@@ -87,26 +87,8 @@ func TestResumeIsBitIdentical(t *testing.T) {
 		if cfg.LocalSearch {
 			m += "+ls"
 		}
-		full := t.TempDir()
 		o := quick
-		o.OutDir, o.CheckpointEvery = full, 40
-		want, err := Run(context.Background(), energy.GMM25{}, cfg, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		part := t.TempDir()
-		o.OutDir = part
-		stop := errors.New("killed")
-		o.afterCheckpoint = func(step int) error {
-			if step == 80 {
-				return stop
-			}
-			return nil
-		}
-		if _, err := Run(context.Background(), energy.GMM25{}, cfg, o); !errors.Is(err, stop) {
-			t.Fatalf("%s: interrupted run: %v", m, err)
-		}
-		o.afterCheckpoint = nil
+		want, full, part := interruptedRun(t, cfg, o, 40, 80)
 		got, err := Resume(context.Background(), part, energy.GMM25{}, o)
 		if err != nil {
 			t.Fatal(err)
@@ -127,6 +109,31 @@ func TestResumeIsBitIdentical(t *testing.T) {
 			t.Errorf("%s: resuming a finished run: %v", m, err)
 		}
 	}
+}
+
+// interruptedRun runs cfg to the end in full and again in part, stopped
+// right after its checkpoint at iteration at (checkpoints every ck
+// iterations), as a kill would; it returns the full run's result.
+func interruptedRun(t *testing.T, cfg Config, o RunOptions, ck, at int) (want *Result, full, part string) {
+	t.Helper()
+	full, part = t.TempDir(), t.TempDir()
+	o.OutDir, o.CheckpointEvery = full, ck
+	want, err := Run(context.Background(), energy.GMM25{}, cfg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.OutDir = part
+	stop := errors.New("killed")
+	o.afterCheckpoint = func(step int) error {
+		if step == at {
+			return stop
+		}
+		return nil
+	}
+	if _, err := Run(context.Background(), energy.GMM25{}, cfg, o); !errors.Is(err, stop) {
+		t.Fatalf("%s: interrupted run: %v", cfg.Method, err)
+	}
+	return want, full, part
 }
 
 // curveCSV is metrics.csv without its wall-clock column.
