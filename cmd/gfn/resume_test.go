@@ -266,6 +266,20 @@ func TestResumeRefusesSettingFlags(t *testing.T) {
 		}
 	}
 	golden(t, "resume-flags", all.String())
+	// A directory without a checkpoint is named as such, whatever the
+	// flags beside --resume (a finished run whose checkpoint was deleted;
+	// an empty directory).
+	finished := t.TempDir()
+	if err := os.WriteFile(filepath.Join(finished, "summary.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{finished: "the run there is finished", t.TempDir(): "no checkpoint.safetensors there"} {
+		_, _, err := runCLI("train", "--resume", dir, "--drift-clip", "1e4")
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), dir) {
+			t.Errorf("resume %s: %v, want a usage error naming it and %q", dir, err, want)
+		}
+	}
 	// --drift-clip is a diffusion resume's setting, checked.
 	_, _, err := runCLI("train", "--resume", filepath.Join(root, "diffusion"), "--drift-clip", "0")
 	if err == nil || !strings.Contains(err.Error(), "--drift-clip 0") {

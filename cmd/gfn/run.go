@@ -205,6 +205,19 @@ func checkFreshOut(dir string) error {
 	return nil
 }
 
+// checkpointPresent reports a --resume directory without a checkpoint
+// (none there, or a finished run whose checkpoint was deleted).
+func checkpointPresent(dir string) error {
+	_, err := os.Stat(filepath.Join(dir, gfnrun.CheckpointFile))
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil // present, or unreadable: the family's reader reports it
+	}
+	if _, err := os.Stat(filepath.Join(dir, gfnrun.SummaryFile)); err == nil {
+		return usagef("--resume %s: the run there is finished (%s) and has no %s to continue from", dir, gfnrun.SummaryFile, gfnrun.CheckpointFile)
+	}
+	return usagef("--resume %s: no %s there to continue from", dir, gfnrun.CheckpointFile)
+}
+
 // resumeOut is the directory a run resumed from dir writes to: out if set,
 // after checkFreshOut when it is another directory, else dir.
 func resumeOut(dir, out string) (string, error) {

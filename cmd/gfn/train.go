@@ -29,6 +29,13 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if wantsRewardCmd(args) {
 		return runTrainRewardCmd(ctx, args, stdout, stderr)
 	}
+	// A directory without a checkpoint cannot say which family's flags to
+	// parse: say what is missing rather than misname a flag.
+	if r := flagValue(args, "resume"); r != "" {
+		if err := checkpointPresent(r); err != nil {
+			return err
+		}
+	}
 	// Diffusion samplers have their own flags.
 	if t := flagValue(args, "task"); t == "25gmm" || t == "manywell" {
 		return runTrainDiffusion(ctx, args, stdout, stderr)
