@@ -12,7 +12,7 @@ import (
 )
 
 func TestDiffusionSpeedSmall(t *testing.T) {
-	c := DiffusionSpeedCase{"tiny teacher", "25gmm", diffusion.MethodTeacher}
+	c := DiffusionSpeedCase{"tiny teacher", "25gmm", diffusion.MethodTeacher, false}
 	o := DiffusionSpeedOptions{Iterations: 4, Warmup: 2, Batch: 16, Hidden: 16, Steps: 5}
 	r, err := DiffusionSpeed(context.Background(), c, o)
 	if err != nil {
@@ -33,6 +33,19 @@ func TestDiffusionSpeedSmall(t *testing.T) {
 	if !strings.Contains(buf.String(), "| tiny teacher | 16 × 5, 16 |") || !strings.Contains(buf.String(), "kernels") {
 		t.Errorf("table:\n%s", buf.String())
 	}
+	// In the steady state the Teacher trains, forward and backward, on
+	// every state of every Student batch, as the Student does (its forward
+	// pass perhaps the sampling pass's): two such passes at least. A fresh
+	// run's threshold lets only part of the states through to the Teacher.
+	c.Steady = true
+	st, err := DiffusionSpeed(context.Background(), c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if most := 2 * 2 * (3 * n.perRow * 16 * 5) / 1e9; !(st.GFLOPPerIter >= most) || !(st.GFLOPPerIter > r.GFLOPPerIter) {
+		t.Errorf("steady state: %.4g GFLOP per iteration, want at least %.4g and more than a fresh run's %.4g", st.GFLOPPerIter, most, r.GFLOPPerIter)
+	}
+	c.Steady = false
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := DiffusionSpeed(ctx, c, o); err == nil {
