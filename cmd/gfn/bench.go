@@ -55,7 +55,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func runBenchSpeed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("bench speed", "Time training iterations (median ms) from a fresh start and after --late-step\niterations, for grid d2 H128 tb and teacher and grid d4 H32 teacher; then the diffusion\nsamplers (reference preset: batch 500, T = 100, width 256) with tb and teacher on 25gmm and\nmanywell: median and mean ms per iteration, GFLOP/s of the network passes and peak RSS.\nPrints the machine's CPU features and kernels, and Markdown tables.")
+	fs := newFlagSet("bench speed", "Time training iterations (median ms) from a fresh start and after --late-step\niterations, for grid d2 H128 tb and teacher and grid d4 H32 teacher; then the diffusion\nsamplers (reference preset: batch 500, T = 100, width 256) with tb and teacher on 25gmm and\nmanywell, the teacher also in the steady state (every state above the threshold, as once the\nStudent has learned): median and mean ms per iteration, GFLOP/s of the network passes and peak RSS.\nPrints the machine's CPU features and kernels, and Markdown tables.")
 	iters := fs.Int("iterations", 100, "timed iterations per window (>= 1)")
 	late := fs.Int("late-step", 2000, "iteration at which the late window starts")
 	diffIters := fs.Int("diffusion-iterations", 8, "timed iterations of each diffusion case, after 4 of warm-up (0 = no diffusion rows)")
