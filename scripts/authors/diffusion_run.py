@@ -130,7 +130,7 @@ if os.path.exists(ckpt_path):
             rows = list(csv.reader(f))
         rows = [rows[0]] + [r for r in rows[1:] if int(r[0]) < start]
         with open(metrics_path + '.tmp', 'w', newline='') as f:
-            csv.writer(f).writerows(rows)
+            csv.writer(f, lineterminator='\n').writerows(rows)
         os.replace(metrics_path + '.tmp', metrics_path)
 
 
