@@ -13,7 +13,9 @@
 #     buffer contents, the RNG states), written atomically; the run continues from it;
 #   - ELBO, ELBO-IS (their log_partition_function) and EUBO (their eval_step's log_Z_ub) every
 #     --eval-every iterations on the fixed 2,000 exact samples, in DIR/metrics.csv, and at the
-#     end on 10,000 fresh ones as their final_eval, in DIR/summary.json.
+#     end on 10,000 fresh ones as their final_eval, in DIR/summary.json;
+#   - --stop-at N: a probe that stops after its checkpoint at iteration N (a multiple of
+#     --checkpoint-every), keeping the checkpoint for scripts/authors/manywell_wells.py.
 # One departure, needed to checkpoint: the buffer's draws. Their ReplayBuffer.sample keeps a
 # DataLoader iterator (not picklable) until it is exhausted, so a pass drawn with the weights
 # of its creation indexes the buffer as it is at each later draw. The replacement keeps the
@@ -36,8 +38,12 @@ ap.add_argument('--out', required=True, help='run directory (created; resumed if
 ap.add_argument('--eval-every', type=int, default=500)
 ap.add_argument('--checkpoint-every', type=int, default=250)
 ap.add_argument('--threads', type=int, default=1)
+ap.add_argument('--stop-at', type=int, default=0,
+                help='stop after the checkpoint at this iteration, without the final evaluation (0: run to the end)')
 ap.add_argument('train_args', nargs=argparse.REMAINDER)
 opts = ap.parse_args()
+if opts.stop_at < 0 or opts.stop_at % opts.checkpoint_every:
+    ap.error(f'--stop-at {opts.stop_at} must be 0 or a positive multiple of --checkpoint-every {opts.checkpoint_every}')
 targs = opts.train_args[1:] if opts.train_args[:1] == ['--'] else opts.train_args
 
 import numpy as np
@@ -125,6 +131,9 @@ if os.path.exists(ckpt_path):
     np.random.set_state(ck['rng_numpy'])
     random.setstate(ck['rng_python'])
     print(f'resumed at iteration {start}', flush=True)
+    if 0 < opts.stop_at <= start:
+        print(f'stopped: the checkpoint is at iteration {start}, --stop-at {opts.stop_at}', flush=True)
+        sys.exit(0)
     if os.path.exists(metrics_path):  # drop rows written after the checkpoint
         with open(metrics_path) as f:
             rows = list(csv.reader(f))
@@ -185,6 +194,9 @@ for i in range(start, args.epochs + 1):
     if (i + 1) % opts.checkpoint_every == 0:
         wall = time.time() - t0
         save(i + 1)
+        if i + 1 == opts.stop_at:
+            print(f'stopped at iteration {i + 1} (--stop-at)', flush=True)
+            sys.exit(0)
 
 final = energy.sample(T.final_eval_data_size).to(T.device)
 m = evaluate(final)
