@@ -7,8 +7,8 @@
 # coordinate has a heavy right well and a light left one (x < 0, about 15.6% of the mass). For
 # each agent in the file the report gives the mean log weight of the exact samples grouped by
 # how many left wells they are in (the EUBO's terms), and the fraction of the agent's own
-# samples in each coordinate's left well. scripts/authors/manywell_wells.py prints the same
-# report for the authors' code.
+# samples in each coordinate's left well (and of any other set in the file, such as the
+# replay buffer that scripts/authors/manywell_wells.py writes from the authors' checkpoints).
 import collections
 import csv
 import sys
@@ -35,19 +35,21 @@ def coverage(name, rs):
     print(f'{name} samples by left wells: ' + ' '.join(f'{k}:{c[k]}' for k in sorted(c)))
 
 
-for agent in ('student', 'teacher'):
-    exact, model = rows.get((agent, 'exact')), rows.get((agent, 'model'))
-    if not exact:
-        continue
-    groups = collections.defaultdict(list)
-    for r in exact:
-        groups[sum(lefts(r))].append(float(r['log_w']))
-    print(f'{agent}: EUBO {sum(sum(g) for g in groups.values()) / len(exact):.1f} on {len(exact)} exact samples')
-    print('| left wells in the exact sample | samples | mean log w |')
-    print('|---|---|---|')
-    for k in sorted(groups):
-        print(f'| {k} | {len(groups[k])} | {sum(groups[k]) / len(groups[k]):.1f} |')
-    if agent == 'student':
-        coverage('exact', exact)
-    if model:
-        coverage(agent.capitalize(), model)
+exact_reported = False
+for agent in dict.fromkeys(a for a, _ in rows):  # agents in the file's order
+    exact = rows.get((agent, 'exact'))
+    if exact:
+        groups = collections.defaultdict(list)
+        for r in exact:
+            groups[sum(lefts(r))].append(float(r['log_w']))
+        print(f'{agent}: EUBO {sum(sum(g) for g in groups.values()) / len(exact):.1f} on {len(exact)} exact samples')
+        print('| left wells in the exact sample | samples | mean log w |')
+        print('|---|---|---|')
+        for k in sorted(groups):
+            print(f'| {k} | {len(groups[k])} | {sum(groups[k]) / len(groups[k]):.1f} |')
+        if not exact_reported:
+            coverage('exact', exact)
+            exact_reported = True
+    for (a, set_), rs in rows.items():
+        if a == agent and set_ != 'exact':
+            coverage(agent.capitalize(), rs)

@@ -1,27 +1,26 @@
-# manywell_wells.py: which of Manywell's 16 left wells a Student (and its Teacher) of the
-# authors' diffusion code covers, from a scripts/authors/diffusion_run.py checkpoint. Not part
-# of gfn and not run by its tests; scripts/manywell_wells.py reads gfn's own checkpoints (through
-# `gfn eval --weights`) and prints the same report.
+# manywell_wells.py: the authors' Manywell Student (and Teacher) from a
+# scripts/authors/diffusion_run.py checkpoint, written as the CSV of `gfn eval --weights`
+# (agent, set, log_w, x1..x32) so that scripts/manywell_wells.py reports which of Manywell's 16
+# left wells they cover, as it does for gfn's checkpoints. Not part of gfn and not run by its tests.
 #
 #   cd <checkout>/diffusion/.. && PYTHONPATH=<dir with wandb/einops stubs> OPENBLAS_NUM_THREADS=1 \
-#     /usr/bin/python3 manywell_wells.py --code diffusion DIR/checkpoint.pt
+#     /usr/bin/python3 manywell_wells.py --code diffusion DIR/checkpoint.pt > w.csv &&
+#     python3 scripts/manywell_wells.py w.csv
 #
-# Manywell's density is a product of 16 independent pairs (x1, x2), (x3, x4), ...; each odd
-# coordinate has a heavy right well and a light left one (x < 0, about 15.6% of the mass). The
-# report gives, for --n exact samples, the mean log weight log R + log P_B - log P_F (the EUBO's
-# terms) grouped by how many left wells the sample is in, and for --n samples of each agent the
-# fraction of samples in each coordinate's left well.
+# Rows: --n exact samples with the Student's log R + log P_B - log P_F on backward trajectories
+# (set exact; their mean is the EUBO), --n samples of each agent with their own log weights (set
+# model; the ELBO), and the checkpoint's replay buffer (agent buffer, set stored, no weight).
 import argparse
+import csv
 import sys
 
-ap = argparse.ArgumentParser(description="left-well coverage of the authors' Manywell Student and Teacher")
+ap = argparse.ArgumentParser(description="the authors' Manywell Student and Teacher as gfn eval --weights CSV")
 ap.add_argument('--code', required=True, help="the authors' diffusion/ directory")
 ap.add_argument('--n', type=int, default=10000, help='exact samples and samples of each agent')
 ap.add_argument('--seed', type=int, default=1)
 ap.add_argument('checkpoint')
 opts = ap.parse_args()
 
-import numpy as np
 import torch
 
 torch.set_num_threads(1)
@@ -51,44 +50,36 @@ def make(log_var_range, langevin, state):
     return m
 
 
-def draw(m, n):
-    out = []
+def rows(agent, set_, x, lw=None):
+    for i in range(x.shape[0]):
+        w = '' if lw is None else repr(lw[i].item())
+        out.writerow([agent, set_, w] + [repr(v) for v in x[i].tolist()])
+
+
+def model(m, n):
     with torch.no_grad():
         for c in range(0, n, 1000):
-            states, _, _, _ = m.get_trajectory_fwd(torch.zeros(min(1000, n - c), energy.data_ndim), None,
-                                                   energy.log_reward)
-            out.append(states[:, -1])
-    return torch.cat(out)
-
-
-def coverage(name, x):
-    left = x[:, 0::2] < 0
-    print(f'{name} left-well fraction per coordinate: ' + ' '.join(f'{v:.3f}' for v in left.float().mean(0).tolist()))
-    print(f'{name} samples by left wells: ' + ' '.join(f'{k}:{c}' for k, c in enumerate(np.bincount(left.sum(1).numpy())) if c))
+            states, logpf, logpb, _ = m.get_trajectory_fwd(torch.zeros(min(1000, n - c), energy.data_ndim), None,
+                                                           energy.log_reward)
+            x = states[:, -1]
+            yield x, energy.log_reward(x) + logpb.sum(-1) - logpf.sum(-1)
 
 
 torch.manual_seed(opts.seed)
 student = make(args.log_var_range, args.langevin, ck['student'])
 exact = energy.sample(opts.n)
+out = csv.writer(sys.stdout, lineterminator='\n')
+out.writerow(['agent', 'set', 'log_w'] + [f'x{i + 1}' for i in range(energy.data_ndim)])
 with torch.no_grad():
-    lw = []
     for c in exact.split(1000):
         _, logpf, logpb, _ = student.get_trajectory_bwd(c, None, energy.log_reward)
-        lw.append(energy.log_reward(c) + logpb.sum(-1) - logpf.sum(-1))
-    lw = torch.cat(lw)
-print(f'checkpoint at iteration {ck["start"]}: EUBO {lw.mean().item():.1f} on {opts.n} exact samples '
-      f'(log Z {energy.gt_logz():.3f})')
-print('| left wells in the exact sample | samples | mean log w |')
-print('|---|---|---|')
-k = (exact[:, 0::2] < 0).sum(1)
-for j in range(int(k.max()) + 1):
-    sel = k == j
-    if sel.any():
-        print(f'| {j} | {int(sel.sum())} | {lw[sel].mean().item():.1f} |')
-coverage('exact', exact)
-coverage('Student', draw(student, opts.n))
+        rows('student', 'exact', c, energy.log_reward(c) + logpb.sum(-1) - logpf.sum(-1))
+for x, lw in model(student, opts.n):
+    rows('student', 'model', x, lw)
 if args.teacher:
-    coverage('Teacher', draw(make(4.0, False, ck['teacher']), opts.n))  # the Teacher as diffusion_run.py builds it
+    for x, lw in model(make(4.0, False, ck['teacher']), opts.n):  # the Teacher as diffusion_run.py builds it
+        rows('teacher', 'model', x, lw)
 b = ck.get('buffer')
 if b is not None:
-    coverage('buffer', torch.stack(list(b['samples'])) if not torch.is_tensor(b['samples']) else b['samples'])
+    rows('buffer', 'stored', b['samples'] if torch.is_tensor(b['samples']) else torch.stack(list(b['samples'])))
+print(f'manywell_wells.py: checkpoint at iteration {ck["start"]}', file=sys.stderr)
