@@ -256,7 +256,7 @@ func New(e energy.Energy, cfg Config) (*Trainer, error) {
 	if err := t.rewards(t.batch.Final(), cfg.Batch, "Student"); err != nil {
 		return nil, err
 	}
-	if t.Threshold, err = teacher.Percentile(t.logR, cfg.Percentile); err != nil {
+	if t.Threshold, err = replay.Percentile(t.logR, cfg.Percentile); err != nil {
 		return nil, err
 	}
 	return t, nil

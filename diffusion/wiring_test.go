@@ -18,6 +18,7 @@ import (
 
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/internal/kernel"
+	"github.com/gfngo/gfn/replay"
 	"github.com/gfngo/gfn/teacher"
 )
 
@@ -223,7 +224,7 @@ func TestThresholdFilter(t *testing.T) {
 			if tr.batch.N != cfg.Batch {
 				t.Fatalf("threshold batch of %d, want one batch (%d)", tr.batch.N, cfg.Batch)
 			}
-			want, err := teacher.Percentile(energyLogR(t, tr.Energy, tr.batch.Final(), cfg.Batch), pct)
+			want, err := replay.Percentile(energyLogR(t, tr.Energy, tr.batch.Final(), cfg.Batch), pct)
 			if err != nil || tr.Threshold != want {
 				t.Fatalf("threshold %v, want the %v-th percentile %v of the untrained Student's batch (%v)", tr.Threshold, pct, want, err)
 			}

@@ -3,8 +3,6 @@ package replay
 import (
 	"fmt"
 	"math/rand/v2"
-
-	"github.com/gfngo/gfn/teacher"
 )
 
 // Keyed is the sequence reference code's buffer: at most Cap unique
@@ -111,7 +109,7 @@ func (b *Keyed[S]) SamplePortions(n int, q float64, rng *rand.Rand, xs []S, logR
 	for _, s := range live {
 		b.ps = append(b.ps, b.prio[s])
 	}
-	thr, err := teacher.Percentile(b.ps, q)
+	thr, err := Percentile(b.ps, q)
 	if err != nil {
 		panic(err) // q was checked by the caller; priorities are finite
 	}

@@ -33,8 +33,8 @@
 //     Teacher's step side by side (they share nothing once the targets are
 //     known).
 //
-//   - Budget (reward calls) and Percentile (the fixed log-reward threshold
-//     of the diffusion reference code).
+//   - Budget (reward calls).
 //
-// Replay by priority is package replay.
+// Replay by priority, and the percentiles its portions and the diffusion
+// reference code's fixed log-reward threshold use, is package replay.
 package teacher
