@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gfngo/gfn/target"
 	"io"
 	"math"
 	"os"
@@ -636,7 +637,7 @@ func WriteDiffusionMarkdown(w io.Writer, rep DiffusionReport, rs []DiffusionResu
 		var logZ, dim string
 		if e, err := energy.Named(task); err == nil {
 			dim = strconv.Itoa(e.Dim())
-			if lz, ok := e.(energy.LogZer); ok {
+			if lz, ok := e.(target.LogZer); ok {
 				logZ = strconv.FormatFloat(lz.LogZ(), 'g', 10, 64)
 			}
 		}

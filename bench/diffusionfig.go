@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"github.com/gfngo/gfn/target"
 	"math"
 	"os"
 	"path/filepath"
@@ -125,7 +126,7 @@ func DiffusionFigures(dir string, jobs []DiffusionJob) ([]string, error) {
 	for _, task := range DiffusionTasks {
 		logZ := math.NaN()
 		if e, err := energy.Named(task); err == nil {
-			if lz, ok := e.(energy.LogZer); ok {
+			if lz, ok := e.(target.LogZer); ok {
 				logZ = lz.LogZ()
 			}
 		}

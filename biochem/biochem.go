@@ -305,11 +305,15 @@ func (t *Task) Modes() []int32 {
 	return out
 }
 
-// LogZ returns log Σ_x R(x) over all strings and whether it is known. See
-// the package documentation for how each task's value is obtained.
-func (t *Task) LogZ() (float64, bool) {
+// LogZ returns log Σ_x R(x) over all strings, NaN where it is not known
+// (target.LogZer). See the package documentation for how each task's
+// value is obtained.
+func (t *Task) LogZ() float64 {
 	d := t.data()
-	return d.logZ, d.hasLogZ
+	if !d.hasLogZ {
+		return math.NaN()
+	}
+	return d.logZ
 }
 
 // ExactTarget reports whether TargetSamples draws fresh exact samples (the

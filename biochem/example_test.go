@@ -26,7 +26,7 @@ func ExampleNamed() {
 	if err := task.LogReward(x, 1, logR); err != nil {
 		log.Fatal(err)
 	}
-	logZ, _ := task.LogZ()
+	logZ := task.LogZ()
 	fmt.Printf("%s: y %.4f, R %.4g, p(x) %.3g, mode %v of %d\n",
 		task.Decode(x), score[0], math.Exp(logR[0]), math.Exp(logR[0]-logZ), task.IsMode(x), task.NumModes())
 

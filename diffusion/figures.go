@@ -3,6 +3,7 @@ package diffusion
 import (
 	"errors"
 	"fmt"
+	"github.com/gfngo/gfn/target"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -71,7 +72,7 @@ func writeFigures(dir string, t *Trainer, res *Result) error {
 	series := []plot.Series{{Name: "ELBO", X: steps, Y: elbo}, {Name: "ELBO-IS", X: steps, Y: elboIS},
 		{Name: "EUBO", X: steps, Y: eubo}, {Name: "learned log Z", X: steps, Y: logZ}}
 	title, ylabel, logY := "log Z bounds of the Student", "nats", false
-	if lz, ok := t.Energy.(energy.LogZer); ok {
+	if lz, ok := t.Energy.(target.LogZer); ok {
 		// With log Z known, the gaps to it on a log axis: the EUBO's gap is
 		// orders of magnitude above the ELBO's early on.
 		z := lz.LogZ()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gfngo/gfn/target"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -340,7 +341,7 @@ func (r *runner) finish() (*Result, error) {
 	if !math.IsNaN(m.EUBO) {
 		s.EUBO, s.W2 = &m.EUBO, &m.W2
 	}
-	if lz, ok := t.Energy.(energy.LogZer); ok {
+	if lz, ok := t.Energy.(target.LogZer); ok {
 		v := lz.LogZ()
 		s.TrueLogZ = &v
 	}

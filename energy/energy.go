@@ -2,6 +2,7 @@ package energy
 
 import (
 	"fmt"
+	"github.com/gfngo/gfn/target"
 	"math/rand/v2"
 )
 
@@ -45,15 +46,6 @@ type Sampler interface {
 	Sample(dst []float32, rng *rand.Rand)
 }
 
-// LogZer is an Energy whose normaliser is known, so that ELBO and EUBO
-// estimates can be read as gaps to log Z.
-type LogZer interface {
-	Energy
-
-	// LogZ is log ∫ R(x) dx.
-	LogZ() float64
-}
-
 // Rows checks that x holds whole rows of dim values and that out has one
 // entry per row, and returns the number of rows. Its errors name the bad
 // length and what is allowed; implementations of Energy can use it to
@@ -95,10 +87,10 @@ func sampleRows(dim int, dst []float32) int {
 
 // The provided targets offer every optional interface.
 var (
-	_ Gradient = GMM25{}
-	_ Sampler  = GMM25{}
-	_ LogZer   = GMM25{}
-	_ Gradient = Manywell{}
-	_ Sampler  = Manywell{}
-	_ LogZer   = Manywell{}
+	_ Gradient      = GMM25{}
+	_ Sampler       = GMM25{}
+	_ target.LogZer = GMM25{}
+	_ Gradient      = Manywell{}
+	_ Sampler       = Manywell{}
+	_ target.LogZer = Manywell{}
 )

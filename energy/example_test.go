@@ -2,6 +2,7 @@ package energy_test
 
 import (
 	"fmt"
+	"github.com/gfngo/gfn/target"
 	"math"
 	"math/rand/v2"
 
@@ -60,7 +61,7 @@ func Example() {
 			return
 		}
 		fmt.Printf("%T: log R = %.4f", e, logR)
-		if z, ok := e.(energy.LogZer); ok {
+		if z, ok := e.(target.LogZer); ok {
 			fmt.Printf(", log Z = %.4f", z.LogZ())
 		}
 		_, canSample := e.(energy.Sampler)

@@ -17,10 +17,13 @@ const (
 	Reward  Priority = "reward"  // R(x): PRT
 	Loss    Priority = "loss"    // δ² of the Student
 	Teacher Priority = "teacher" // the Teacher reward R_T: PER
+	// Advantage is exp of the Teacher reward's term: the log-of-log
+	// reference codes' PER (diffusion samplers and sequences).
+	Advantage Priority = "advantage"
 )
 
 // Priorities lists the valid priorities.
-var Priorities = []Priority{Uniform, Reward, Loss, Teacher}
+var Priorities = []Priority{Uniform, Reward, Loss, Teacher, Advantage}
 
 // Elem is the type of a stored object's words: int32 for discrete states,
 // float32 for points of R^d.

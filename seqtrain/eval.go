@@ -3,6 +3,7 @@ package seqtrain
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/gfngo/gfn/target"
 	"math"
 	"math/rand/v2"
 
@@ -85,7 +86,7 @@ func (e *Evaluator) Evaluate(t *Trainer, n int, targets []int32, rng *rand.Rand)
 		e.evalSet = make(map[uint64]bool)
 	}
 	clear(e.evalSet)
-	moder, _ := t.Task.(Moder)
+	moder, _ := t.Task.(target.Moder)
 	e.logW, e.logWT, e.fresh = e.logW[:0], e.logWT[:0], e.fresh[:0]
 	m, err := e.evaluate(t, n, targets, rng, m, moder)
 	if err != nil {
@@ -107,7 +108,7 @@ func (e *Evaluator) LogWeights() (fresh, target []float64) { return e.logW, e.lo
 // Length tokens (owned by the evaluator until its next call).
 func (e *Evaluator) Samples() []int32 { return e.fresh }
 
-func (e *Evaluator) evaluate(t *Trainer, n int, targets []int32, rng *rand.Rand, m Metrics, moder Moder) (Metrics, error) {
+func (e *Evaluator) evaluate(t *Trainer, n int, targets []int32, rng *rand.Rand, m Metrics, moder target.Moder) (Metrics, error) {
 	env, st := t.Env, t.Student
 	w := env.StateLen()
 	for done := 0; done < n; done += evalChunk {
@@ -131,8 +132,8 @@ func (e *Evaluator) evaluate(t *Trainer, n int, targets []int32, rng *rand.Rand,
 	}
 	m.ELBO = mean(e.logW)
 	m.LogZEst = logMeanExp(e.logW)
-	if lz, ok := t.Task.(LogZer); ok {
-		if z, ok := lz.LogZ(); ok {
+	if lz, ok := t.Task.(target.LogZer); ok {
+		if z := lz.LogZ(); !math.IsNaN(z) {
 			m.LogZErr = math.Abs(m.LogZEst - z)
 		}
 	}

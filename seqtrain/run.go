@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gfngo/gfn/target"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -270,14 +271,14 @@ func (r *runner) finish() (*Result, error) {
 	s := &res.Summary
 	s.Task, s.Method, s.Seed, s.Rounds, s.RewardCalls = opt.Task, t.Cfg.Method, t.Cfg.Seed, t.Round, t.RewardCalls
 	s.Seen = len(t.seen)
-	if m, ok := t.Task.(Moder); ok {
+	if m, ok := t.Task.(target.Moder); ok {
 		s.NumModes = m.NumModes()
 	}
 	if n := len(r.st.Curve); n > 0 {
 		s.Final = r.st.Curve[n-1].Metrics
 	}
-	if lz, ok := t.Task.(LogZer); ok {
-		if z, ok := lz.LogZ(); ok {
+	if lz, ok := t.Task.(target.LogZer); ok {
+		if z := lz.LogZ(); !math.IsNaN(z) {
 			s.TrueLogZ = &z
 		}
 	}

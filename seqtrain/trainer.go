@@ -2,6 +2,7 @@ package seqtrain
 
 import (
 	"fmt"
+	"github.com/gfngo/gfn/target"
 	"math"
 	"math/rand/v2"
 
@@ -16,7 +17,7 @@ import (
 
 // Task is a sequence-design problem: sequences of Length tokens, token i
 // printed as Alphabet()[i], with a log-reward. A user's own reward needs
-// only this; the optional Moder, Targeter and LogZer add metrics.
+// only this; the optional target.Moder, target.LogZer and Targeter add metrics.
 type Task interface {
 	Length() int
 	Alphabet() []string
@@ -25,24 +26,12 @@ type Task interface {
 	LogReward(xs []int32, n int, out []float64) error
 }
 
-// Moder is a Task with a set of modes: the trainer counts the distinct
-// modes among all online samples and among each evaluation's samples.
-type Moder interface {
-	IsMode(x []int32) bool
-	NumModes() int
-}
-
 // Targeter is a Task that can draw sequences from the target R/Z (exact
 // draws or a stored set): the evaluation's EUBO and correlation use them.
 type Targeter interface {
 	// TargetSamples returns n sequences (n rows of Length tokens), or an
 	// error if it cannot (a stored set smaller than n).
 	TargetSamples(n int, rng *rand.Rand) ([]int32, error)
-}
-
-// LogZer is a Task whose log Z is known.
-type LogZer interface {
-	LogZ() (float64, bool)
 }
 
 // ModelFunc builds an agent's policy network for env; prefix starts its
@@ -262,7 +251,7 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		if _, ok := t.seen[key]; !ok {
 			t.seen[key] = t.logR[b]
 			t.seenOrder = append(t.seenOrder, key)
-			if m, ok := t.Task.(Moder); ok && m.IsMode(t.Env.Tokens(x)) {
+			if m, ok := t.Task.(target.Moder); ok && m.IsMode(t.Env.Tokens(x)) {
 				t.seenModes++
 			}
 			if t.prt != nil {

@@ -13,7 +13,7 @@ func TestBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := env.(interface{ NumModes() float64 }).NumModes(); got != 81 {
+	if got := env.(interface{ NumModes() int }).NumModes(); got != 81 {
 		t.Errorf("d4 H16 has %v modes, want 81", got)
 	}
 	if _, err := Build(Spec{Task: "go"}); err == nil || !strings.Contains(err.Error(), `task: "go" is unknown (allowed: hypergrid)`) {

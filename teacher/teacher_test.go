@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gfngo/gfn/replay"
 	"github.com/gfngo/gfn/teacher"
 )
 
@@ -115,7 +116,6 @@ func TestSchedule(t *testing.T) {
 	}
 }
 
-
 func TestBudget(t *testing.T) {
 	b := teacher.Budget{Limit: 100}
 	b.Spend(60)
@@ -194,5 +194,45 @@ func TestSequenceFormFixedValues(t *testing.T) {
 	}
 	if r.Term(100) != r.Term(200) {
 		t.Error("the sequence form must cap δ² at 5000")
+	}
+}
+
+// TestWiring checks the helpers every family's Teacher uses against the
+// formulas they stand for.
+func TestWiring(t *testing.T) {
+	s := teacher.Schedule("SBTB")
+	for i, want := range []teacher.Role{'S', 'S', 'T', 'S'} {
+		if got := s.Effective(i, 0); got != want {
+			t.Errorf("empty buffer, slot %d: %c, want %c", i, got, want)
+		}
+	}
+	if s.Effective(1, 3) != teacher.Buffer {
+		t.Error("a buffer slot with a full buffer is not B")
+	}
+	r := teacher.Reward{Form: teacher.LogLog, C: 19, Alpha: 0.5}
+	delta, logR := []float64{-1, 0.5, 2}, []float64{-3, 1, 2}
+	terms, out := make([]float64, 3), make([]float64, 3)
+	r.Terms(delta, logR, 0, terms)
+	r.LogRewards(terms, logR, out)
+	for b := range delta {
+		want := r.Term(delta[b])
+		if logR[b] < 0 {
+			want = r.Floor()
+		}
+		if terms[b] != want || out[b] != r.LogReward(want, logR[b]) {
+			t.Errorf("object %d: term %v, log R_T %v; want %v, %v", b, terms[b], out[b], want, r.LogReward(want, logR[b]))
+		}
+	}
+	r.Terms(delta, logR, math.Inf(-1), terms)
+	if terms[0] != r.Term(delta[0]) {
+		t.Error("a threshold of -Inf floored an object")
+	}
+	for _, c := range []struct {
+		p    replay.Priority
+		want float64
+	}{{replay.Reward, 1.5}, {replay.Loss, 4}, {replay.Teacher, 7}, {replay.Advantage, math.Exp(0.25)}, {replay.Uniform, 0}} {
+		if got := teacher.Priority(c.p, 1.5, -2, 0.25, 7); got != c.want {
+			t.Errorf("Priority(%s) = %v, want %v", c.p, got, c.want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gfngo/gfn/target"
 	"io"
 	"maps"
 	"math"
@@ -98,7 +99,7 @@ type Summary struct {
 	GradSteps      int                `json:"grad_steps"`
 	RewardCalls    int                `json:"reward_calls"`
 	ModesFound     int                `json:"modes_found"`
-	ModesTotal     float64            `json:"modes_total,omitempty"`
+	ModesTotal     int                `json:"modes_total,omitempty"`
 	WallSeconds    float64            `json:"wall_seconds"`
 	TrainSeconds   float64            `json:"train_seconds"`
 	MsPerIterEarly float64            `json:"ms_per_iter_early"` // first 10% of iterations
@@ -137,9 +138,6 @@ type Result struct {
 	// terminal indices (nil when the env is not enumerable or too large).
 	Target, StudentEmpirical, StudentExact, TeacherExact []float64
 }
-
-// NumModeser is implemented by environments that know their mode count.
-type NumModeser interface{ NumModes() float64 }
 
 // Run trains until the budget is spent, evaluates, and writes the outputs
 // (metrics.csv, summary.json, then the final checkpoint). A cancelled ctx
@@ -491,7 +489,7 @@ func (r *runner) run() (*Result, error) {
 	if t.ModesBy != nil {
 		s.StudentModes, s.TeacherModes, s.TeacherOnlyModes = modeShares(t.ModesBy, len(t.Teachers))
 	}
-	if nm, ok := env.(NumModeser); ok {
+	if nm, ok := env.(target.Moder); ok {
 		s.ModesTotal = nm.NumModes()
 	}
 	var trainTime time.Duration

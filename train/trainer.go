@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"github.com/gfngo/gfn/target"
 	"math"
 	"math/rand/v2"
 
@@ -72,11 +73,6 @@ type TransitionReplayer interface {
 	ReplayTransitions(batch int) int
 }
 
-// ModeTester is implemented by environments that know their modes.
-type ModeTester interface {
-	IsMode(x []int32) bool
-}
-
 // Trainer holds the state of one training run.
 type Trainer struct {
 	Env     discrete.Env
@@ -114,7 +110,7 @@ type Trainer struct {
 	repX      []int32
 	schedule  teacher.Schedule
 	reward    teacher.Reward
-	modes     ModeTester
+	modes     target.Moder
 	keyer     discrete.TerminalKeyer
 	buffer    *replay.Buffer[int32]
 	bufX      []int32
@@ -174,7 +170,7 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 	if cfg.Method == MethodGAFN {
 		t.gafn = newGAFN(fenv, cfg.LR, rng)
 	}
-	t.modes, _ = env.(ModeTester)
+	t.modes, _ = env.(target.Moder)
 	t.keyer, _ = env.(discrete.TerminalKeyer)
 	if t.modes != nil && t.keyer != nil {
 		t.ModesFound = map[uint64]struct{}{}

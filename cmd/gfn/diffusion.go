@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gfngo/gfn/target"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -399,7 +400,7 @@ func reportDiffusion(task string, t *diffusion.Trainer, e energy.Energy, n int, 
 		rep.Teacher = &m
 		keep("teacher", fresh)
 	}
-	if lz, ok := e.(energy.LogZer); ok {
+	if lz, ok := e.(target.LogZer); ok {
 		v := lz.LogZ()
 		rep.TrueLogZ = &v
 	}

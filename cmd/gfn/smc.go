@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gfngo/gfn/target"
 	"io"
 	"math/rand/v2"
 	"path/filepath"
@@ -115,7 +116,7 @@ func runTrainSMC(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // W2 of its equally weighted samples against as many exact ones),
 // writes summary.json and prints it.
 func writeBaseline(e energy.Energy, s smcSummary, samples []float32, seed uint64, dir string, t0 time.Time, stdout io.Writer) error {
-	if lz, ok := e.(energy.LogZer); ok {
+	if lz, ok := e.(target.LogZer); ok {
 		v := lz.LogZ()
 		s.TrueLogZ = &v
 	}

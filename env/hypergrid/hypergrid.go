@@ -182,14 +182,18 @@ func (g *Grid) IsMode(x []int32) bool {
 
 // NumModes is the number of maximal-reward terminal states, computed from
 // the per-coordinate band without enumerating the grid.
-func (g *Grid) NumModes() float64 {
+func (g *Grid) NumModes() int {
 	n := 0
 	for _, b := range g.band {
 		if b {
 			n++
 		}
 	}
-	return math.Pow(float64(n), float64(g.D))
+	m := 1
+	for range g.D {
+		m *= n
+	}
+	return m
 }
 
 // String names the grid: "hypergrid(d=2, H=128, deceptive)".

@@ -67,7 +67,7 @@ func TestTerminalAndModeCounts(t *testing.T) {
 		if modes != c.modes {
 			t.Errorf("d%d H%d: %d modes (R = %v), want %d", c.d, c.h, modes, maxR, c.modes)
 		}
-		if g.NumModes() != float64(c.modes) {
+		if g.NumModes() != c.modes {
 			t.Errorf("d%d H%d: NumModes = %v, want %d", c.d, c.h, g.NumModes(), c.modes)
 		}
 	}

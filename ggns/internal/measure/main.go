@@ -15,6 +15,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/gfngo/gfn/target"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -75,7 +76,7 @@ func main() {
 	for _, task := range strings.Split(*tasks, ",") {
 		e, err := energy.Named(task)
 		check(err)
-		logZ := e.(energy.LogZer).LogZ()
+		logZ := e.(target.LogZer).LogZ()
 		for _, c := range configs[task] {
 			var dz, zerr, w2s, w2i, wall, modes, bal, clus, dead, steps, dt, ev, gev []float64
 			for seed := range *seeds {

@@ -11,6 +11,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/gfngo/gfn/target"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -57,7 +58,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		logZ := e.(energy.LogZer).LogZ()
+		logZ := e.(target.LogZer).LogZ()
 		for _, c := range configs[task] {
 			var dz, w2s, w2i, wall, modes, resamp, acc []float64
 			var ev, gev int
