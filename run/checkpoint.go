@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/safefile"
@@ -207,3 +209,57 @@ func loadAgent(a Agent, ts []safetensors.Tensor) error {
 // ErrFinished is wrapped by Resume's error for a finished run whose
 // budget was not raised.
 var ErrFinished = errors.New("run: the run is finished")
+
+// Record is the driver's part of a run that Convert writes beside a
+// family's state: what a checkpoint of an earlier layout held of it.
+type Record struct {
+	// Curve holds the points so far (its columns must be the family's
+	// layout's).
+	Curve Curve
+	// UnitNs are the units' durations in nanoseconds.
+	UnitNs []int64
+	// MeanSums are the sums of Step's values since the last point (NaN:
+	// none defined) over MeanUnits units.
+	MeanSums  []float64
+	MeanUnits int
+	// Every and CheckpointEvery are the resolved intervals; Resumed,
+	// WallSeconds, EvalSeconds, Finished, Failed and EvalPending as in
+	// Header.
+	Every, CheckpointEvery   int
+	Resumed                  int
+	WallSeconds, EvalSeconds float64
+	Finished                 bool
+	Failed                   string
+	EvalPending, NoFigures   bool
+}
+
+// Convert writes the checkpoint of family f, restored by its family from
+// a checkpoint of an earlier layout, with the driver's part rec, into dir
+// (replacing the old one atomically): the conversion behind gfn migrate.
+func Convert(dir string, f Family, rec Record) error {
+	d, err := newDriver(nil, f, Options{OutDir: dir, EvalEvery: rec.Every, CheckpointEvery: rec.CheckpointEvery, NoFigures: rec.NoFigures})
+	if err != nil {
+		return err
+	}
+	if len(rec.MeanSums) != len(d.sums) {
+		return fmt.Errorf("run: convert: %d mean sums, the layout has %d means", len(rec.MeanSums), len(d.sums))
+	}
+	for j, s := range rec.MeanSums {
+		d.sums[j], d.defd[j] = s, !math.IsNaN(s)
+		if math.IsNaN(s) {
+			d.sums[j] = 0
+		}
+	}
+	if rec.Curve.Len() > 0 && len(rec.Curve.Columns) != len(d.cur.Columns) {
+		return fmt.Errorf("run: convert: the curve has %d columns, the layout %d", len(rec.Curve.Columns), len(d.cur.Columns))
+	}
+	d.cur.Rows = rec.Curve.Rows
+	d.n, d.ns = rec.MeanUnits, rec.UnitNs
+	d.h.Every, d.h.CheckpointEvery, d.h.NoFigures = d.cad.Every, rec.CheckpointEvery, rec.NoFigures
+	d.h.Resumed, d.h.EvalSeconds, d.h.Failed, d.h.EvalPending = rec.Resumed, rec.EvalSeconds, rec.Failed, rec.EvalPending
+	d.clk = Clock{Start: time.Now(), Before: rec.WallSeconds}
+	if err := d.checkpoint(rec.Finished); err != nil {
+		return err
+	}
+	return nil
+}

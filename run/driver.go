@@ -68,6 +68,11 @@ type Summary struct {
 // Base returns s; through embedding, a family's summary has it too.
 func (s *Summary) Base() *Summary { return s }
 
+// Baser is a summary that embeds Summary.
+type Baser interface {
+	Base() *Summary
+}
+
 // Outcome is what Drive and Resume return besides the files.
 type Outcome struct {
 	Curve   *Curve
@@ -202,7 +207,7 @@ func Resume(ctx context.Context, c *Checkpoint, f Family, opt Options) (*Outcome
 	}
 	if h.Finished && f.Done() {
 		done, total := f.Progress()
-		return nil, fmt.Errorf("%w: %s holds %d of %d %ss; raise the budget to extend it", ErrFinished, dir, done, total, h.Unit)
+		return nil, &finishedError{dir: dir, unit: h.Unit, done: done, total: total}
 	}
 	if filepath.Clean(opt.OutDir) == filepath.Clean(dir) {
 		tidy(dir)
@@ -227,10 +232,10 @@ func (d *driver) restore(c *Checkpoint) error {
 	for _, s := range d.f.Streams() {
 		b, ok := h.Streams[s.Name]
 		if !ok {
-			return wrap(fmt.Errorf("no random stream %q", s.Name))
+			return fmt.Errorf("run: checkpoint %s: no random stream %q", c.Path, s.Name)
 		}
 		if err := s.Src.UnmarshalBinary(b); err != nil {
-			return wrap(fmt.Errorf("random stream %q: %w", s.Name, err))
+			return fmt.Errorf("run: checkpoint %s: random stream %q: %w", c.Path, s.Name, err)
 		}
 	}
 	var own []safetensors.Tensor
@@ -254,7 +259,7 @@ func (d *driver) restore(c *Checkpoint) error {
 		return err
 	}
 	if len(h.MeanSums) != len(d.sums) {
-		return wrap(fmt.Errorf("%d mean sums, the layout has %d means", len(h.MeanSums), len(d.sums)))
+		return fmt.Errorf("run: checkpoint %s: %d mean sums, the layout has %d means", c.Path, len(h.MeanSums), len(d.sums))
 	}
 	for j, s := range h.MeanSums {
 		d.sums[j], d.defd[j] = 0, s != nil
@@ -490,7 +495,7 @@ func (d *driver) finish() (*Outcome, error) {
 		d.undo(snap) // a resume evaluates again from the same streams
 		return nil, d.evalFailed(err)
 	}
-	if b, ok := s.(interface{ Base() *Summary }); ok {
+	if b, ok := s.(Baser); ok {
 		c := b.Base()
 		c.Family, c.Unit = d.lay.Kind, d.lay.Unit
 		c.Steps, _ = d.f.Progress()
@@ -536,3 +541,16 @@ func IsInterrupted(err error) (*Interrupted, bool) {
 	ok := errors.As(err, &e)
 	return e, ok
 }
+
+// finishedError is Resume's error for a finished run whose budget was
+// not raised; it matches ErrFinished.
+type finishedError struct {
+	dir, unit   string
+	done, total int
+}
+
+func (e *finishedError) Error() string {
+	return fmt.Sprintf("run: the run in %s is finished (%d of %d %ss): raise its budget to extend it", e.dir, e.done, e.total, e.unit)
+}
+
+func (e *finishedError) Is(target error) bool { return target == ErrFinished }

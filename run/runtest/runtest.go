@@ -94,7 +94,7 @@ func Check(t *testing.T, s Subject) {
 	t.Run("stop-resume", func(t *testing.T) {
 		dir := t.TempDir()
 		k := 1 + rng.IntN(s.Units-1)
-		stop := errors.New("stopped")
+		stop := errors.New("runtest: stopped")
 		err := s.Run(ctx, run.Options{OutDir: dir, CheckpointEvery: 1, AfterCheckpoint: func(done int) error {
 			if done == k {
 				return stop
