@@ -87,6 +87,8 @@ type scratch struct {
 	b    []float32 // packed panels of a transposed B block
 	edge []float32 // zero-padded last B panel
 	tile []float32 // partial C tile
+	bfA  []uint32  // packed bfloat16 pairs of an A block (GemmBF16)
+	bfB  []uint32  // packed bfloat16 pairs of a B block (GemmBF16)
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
