@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -16,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/gfngo/gfn/biochem"
-	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/seqtrain"
 )
 
@@ -135,7 +133,7 @@ type BiochemOptions struct {
 	Tasks, Methods []string
 	Seeds          int  // runs per method and task (0: BiochemDefaultSeeds)
 	Jobs           int  // concurrent runs (0: 1)
-	Quick          bool // a smoke run: 1/20 of each task's rounds, small evaluations
+	Quick          bool // a smoke run: 1 seed, 1/20 of each task's rounds, small evaluations
 	// CheckpointEvery is the rounds between a run's checkpoints (0: only
 	// at the end, so that an interrupted run starts again).
 	CheckpointEvery int
@@ -245,7 +243,10 @@ func BiochemJobs(o BiochemOptions) ([]BiochemJob, error) {
 		return nil, err
 	}
 	seeds := o.Seeds
-	if seeds == 0 {
+	switch {
+	case seeds == 0 && o.Quick:
+		seeds = 1 // a smoke run, as every table's --quick
+	case seeds == 0:
 		seeds = BiochemDefaultSeeds
 	}
 	var jobs []BiochemJob
@@ -300,10 +301,6 @@ func flagValue(args []string, flag string) string {
 	return ""
 }
 
-// Next says what the job's directory calls for and the gfn arguments
-// that do it (nextRun).
-func (j BiochemJob) Next() (RunStatus, []string) { return nextRun(j.Dir, j.Args) }
-
 // allBiochemJobs returns the jobs of every run in o's directory: each task
 // and method with as many seeds as o or the default asks, and the jobs of
 // o it lacks.
@@ -325,71 +322,16 @@ func allBiochemJobs(o BiochemOptions, jobs []BiochemJob) ([]BiochemJob, error) {
 // would finish; a run of another length (a --quick run, say) must not be
 // continued into this table.
 func (j BiochemJob) checkResume() error {
-	task, cfg, round, err := seqtrain.ReadState(j.Dir)
+	st, err := seqtrain.ReadCheckpoint(j.Dir)
 	if err != nil {
 		return fmt.Errorf("bench: %w (remove %s to start the run afresh)", err, j.Dir)
 	}
+	task, cfg, round := st.Task, st.Config, st.Done
 	if task != j.Task || !j.matches(cfg) || cfg.Seed != uint64(j.Seed) || cfg.Rounds != j.Rounds {
 		return fmt.Errorf("bench: the checkpoint in %s (round %d) is of %s %s seed %d with %d rounds, but the run wants %s %s seed %d with %d rounds (a --quick run? use another --out)",
 			j.Dir, round, task, cfg.Method, cfg.Seed, cfg.Rounds, j.Task, j.Method, j.Seed, j.Rounds)
 	}
 	return nil
-}
-
-// RunBiochem runs the unfinished jobs of o, o.Jobs at a time (those to
-// resume first), reporting progress to log, then aggregates every finished
-// run. A run that fails is reported in the error; the results of the
-// others are still returned.
-func RunBiochem(ctx context.Context, o BiochemOptions, run Runner, log io.Writer) ([]BiochemResult, error) {
-	jobs, err := BiochemJobs(o)
-	if err != nil {
-		return nil, err
-	}
-	if err := safefile.CheckDir(o.Dir()); err != nil {
-		return nil, err
-	}
-	all, err := allBiochemJobs(o, jobs)
-	if err != nil {
-		return nil, err
-	}
-	const name = "bench biochem"
-	if o.CollectOnly {
-		n := 0
-		for _, j := range jobs {
-			if st, _ := j.Next(); st == RunDone {
-				n++
-			}
-		}
-		fmt.Fprintf(log, "%s: %d of %d runs finished; collecting them only\n", name, n, len(jobs))
-		return collectBiochem(all)
-	}
-	var todo []pendingRun
-	done := 0
-	for _, j := range jobs {
-		st, args := j.Next()
-		switch st {
-		case RunDone:
-			done++
-			continue
-		case RunResume:
-			if err := j.checkResume(); err != nil {
-				return nil, err
-			}
-		}
-		todo = append(todo, pendingRun{fmt.Sprintf("%s %s seed %d", j.Task, j.Method, j.Seed), st, args})
-	}
-	firstErr := runPending(ctx, log, name, todo, len(jobs), done, "", o.Jobs, run)
-	if firstErr != nil {
-		firstErr = fmt.Errorf("bench: %w", firstErr)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	results, err := collectBiochem(all)
-	if err != nil {
-		return nil, err
-	}
-	return results, firstErr
 }
 
 // BiochemResult is one finished run (a row of results.csv): its final
@@ -424,28 +366,42 @@ func collectBiochem(jobs []BiochemJob) ([]BiochemResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench: %w", err)
 		}
+		// The final evaluation: at the top level (modes_found), or in
+		// "final" (modes_seen) in the summaries of an earlier gfn, with
+		// rounds, num_modes and ms_per_round_mean for steps, modes_total
+		// and ms_per_step_mean.
+		type final struct {
+			ModesFound int      `json:"modes_found"`
+			ModesSeen  int      `json:"modes_seen"`
+			ModesEval  int      `json:"modes_eval"`
+			ELBO       *float64 `json:"elbo"`
+			LogZEst    *float64 `json:"log_z_est"`
+			LogZErr    *float64 `json:"log_z_err"`
+			EUBO       *float64 `json:"eubo"`
+			Pearson    *float64 `json:"pearson"`
+		}
 		var s struct {
-			Task        string `json:"task"`
-			Method      string `json:"method"`
-			Seed        int    `json:"seed"`
-			Rounds      int    `json:"rounds"`
-			RewardCalls int    `json:"reward_calls"`
-			NumModes    int    `json:"num_modes"`
-			Final       struct {
-				ModesSeen int      `json:"modes_seen"`
-				ModesEval int      `json:"modes_eval"`
-				ELBO      *float64 `json:"elbo"`
-				LogZEst   *float64 `json:"log_z_est"`
-				LogZErr   *float64 `json:"log_z_err"`
-				EUBO      *float64 `json:"eubo"`
-				Pearson   *float64 `json:"pearson"`
-			} `json:"final"`
+			final
+			Task        string   `json:"task"`
+			Method      string   `json:"method"`
+			Seed        int      `json:"seed"`
+			Rounds      int      `json:"steps"`
+			OldRounds   int      `json:"rounds"`
+			RewardCalls int      `json:"reward_calls"`
+			NumModes    int      `json:"modes_total"`
+			OldNumModes int      `json:"num_modes"`
+			Final       *final   `json:"final"`
 			TrueLogZ    *float64 `json:"true_log_z"`
 			WallSeconds float64  `json:"wall_seconds"`
-			MsPerRound  float64  `json:"ms_per_round_mean"`
+			MsPerRound  float64  `json:"ms_per_step_mean"`
+			OldMsPer    float64  `json:"ms_per_round_mean"`
 		}
 		if err := json.Unmarshal(b, &s); err != nil {
 			return nil, fmt.Errorf("bench: %s: %w", path, err)
+		}
+		if s.Final != nil {
+			s.final, s.ModesFound = *s.Final, s.Final.ModesSeen
+			s.Rounds, s.NumModes, s.MsPerRound = s.OldRounds, s.OldNumModes, s.OldMsPer
 		}
 		if s.Task != j.Task || s.Method != j.trainMethod() || s.Seed != j.Seed || s.Rounds != j.Rounds {
 			return nil, fmt.Errorf("bench: %s: a run of %s %s seed %d with %d rounds, but the table wants %s %s seed %d with %d (a --quick run? use another --out)",
@@ -457,9 +413,9 @@ func collectBiochem(jobs []BiochemJob) ([]BiochemResult, error) {
 			}
 			return *p
 		}
-		fn := s.Final
+		fn := s.final
 		rs = append(rs, BiochemResult{Task: j.Task, Method: j.Method, Seed: j.Seed, Rounds: s.Rounds, RewardCalls: s.RewardCalls,
-			ModesSeen: fn.ModesSeen, NumModes: s.NumModes, ModesEval: fn.ModesEval, ELBO: f(fn.ELBO), EUBO: f(fn.EUBO),
+			ModesSeen: fn.ModesFound, NumModes: s.NumModes, ModesEval: fn.ModesEval, ELBO: f(fn.ELBO), EUBO: f(fn.EUBO),
 			LogZEst: f(fn.LogZEst), TrueLogZ: f(s.TrueLogZ), LogZErr: f(fn.LogZErr), Pearson: f(fn.Pearson),
 			WallSeconds: s.WallSeconds, MsPerRound: s.MsPerRound})
 	}
@@ -607,15 +563,15 @@ func WriteBiochemMarkdown(w io.Writer, rep BiochemReport, rs []BiochemResult) {
 		title += " --table " + table.Name
 	}
 	fmt.Fprintln(w, title)
+	if rep.Quick {
+		quickNote(w, "1/20 of each task's rounds and small evaluations")
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, table.About+" "+
 		"Mean ± population std over a method's runs (one per seed; \"runs\" counts them) of each run's final evaluation: "+
 		"modes found (distinct modes among all samples drawn in training), modes among the final evaluation's Student "+
 		"samples, ELBO (a lower bound of log Z: higher is better), EUBO (an upper bound: lower is better) and the error "+
 		"|log Z estimate − log Z| of the importance-sampled estimate.")
-	if rep.Quick {
-		fmt.Fprintln(w, "\n**Smoke run (--quick)**: 1/20 of each task's rounds and small evaluations; not comparable with the paper.")
-	}
 	for _, task := range tasks {
 		byM := g[task]
 		methods := orderedMethods(byM, table.Methods)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gfngo/gfn/biochem"
+	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/seqtrain"
 )
 
@@ -70,13 +71,13 @@ func interruptRun(t *testing.T, j BiochemJob) {
 	tenth := j.Rounds / 10
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, err = seqtrain.Run(ctx, task, cfg, nil, seqtrain.RunOptions{OutDir: j.Dir, Task: j.Task, EvalEvery: every,
-		EvalSamples: samples, CheckpointEvery: tenth, Progress: cancelAt{tenth, cancel}})
+	_, err = seqtrain.Run(ctx, task, cfg, seqtrain.RunOptions{Options: run.Options{OutDir: j.Dir, EvalEvery: every,
+		CheckpointEvery: tenth, Progress: cancelAt{tenth, cancel}}, Task: j.Task, EvalSamples: samples})
 	if err == nil {
 		t.Fatal("the run to interrupt finished")
 	}
-	if _, _, round, rerr := seqtrain.ReadState(j.Dir); rerr != nil || round != tenth {
-		t.Fatalf("interrupted run (%v): checkpoint at round %d, %v; want %d", err, round, rerr, tenth)
+	if st, rerr := seqtrain.ReadCheckpoint(j.Dir); rerr != nil || st.Done != tenth {
+		t.Fatalf("interrupted run (%v): checkpoint at round %d, %v; want %d", err, st.Done, rerr, tenth)
 	}
 }
 
@@ -111,7 +112,7 @@ func TestBenchBiochemQuickSmoke(t *testing.T) {
 	}
 	var sum seqtrain.Summary
 	b, _ := os.ReadFile(filepath.Join(jobs[3].Dir, "summary.json"))
-	if err := json.Unmarshal(b, &sum); err != nil || sum.Resumed != 1 || sum.Rounds != jobs[3].Rounds {
+	if err := json.Unmarshal(b, &sum); err != nil || sum.Resumed != 1 || sum.Steps != jobs[3].Rounds {
 		t.Errorf("the interrupted run was not resumed: %+v, %v", sum, err)
 	}
 	dir := o.Dir()

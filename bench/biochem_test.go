@@ -104,11 +104,11 @@ func TestBiochemJobNext(t *testing.T) {
 		{"missing directory", filepath.Join(root, "none"), RunFresh, fresh},
 		{"empty directory", write("empty"), RunFresh, fresh},
 		{"metrics only", write("metrics", "metrics.csv"), RunFresh, fresh},
-		{"checkpoint", write("ckpt", seqtrain.CheckpointFile, seqtrain.ConfigFile, "metrics.csv"), RunResume,
+		{"checkpoint", write("ckpt", "checkpoint.safetensors", "config.json", "metrics.csv"), RunResume,
 			[]string{"train", "--resume", filepath.Join(root, "ckpt"), "--quiet"}},
-		{"summary", write("done", "summary.json", seqtrain.CheckpointFile), RunDone, nil},
+		{"summary", write("done", "summary.json", "checkpoint.safetensors"), RunDone, nil},
 	} {
-		st, args := BiochemJob{Dir: c.dir, Args: fresh}.Next()
+		st, args := nextRun(c.dir, fresh)
 		if st != c.status || !slices.Equal(args, c.args) {
 			t.Errorf("%s: %v %q, want %v %q", c.name, st, args, c.status, c.args)
 		}
@@ -137,9 +137,9 @@ func fakeBiochemRun(jobs []BiochemJob, calls *atomic.Int32, ran chan<- []string)
 			"49,1600,10,,3,0,-3,12,4,8,0.3,0.1,256,0.5\n" + fmt.Sprintf("99,3200,8,,%d,1,-2,11,4,8.2,0.1,0.2,256,1\n", 5+j.Seed)
 		os.WriteFile(filepath.Join(dir, "metrics.csv"), []byte(metrics), 0o644)
 		return os.WriteFile(filepath.Join(dir, "summary.json"), []byte(fmt.Sprintf(`{"task": %q, "method": %q, "seed": %d,
-			"rounds": %d, "reward_calls": 3200, "num_modes": 328, "final": {"modes_seen": %d, "modes_eval": 1, "elbo": -2,
-			"log_z_est": 8.2, "log_z_err": 0.1, "eubo": 11, "pearson": null, "log_z": 4, "samples": 256},
-			"true_log_z": 8.3, "wall_seconds": 1, "ms_per_round_mean": 10}`, j.Task, j.trainMethod(), j.Seed, j.Rounds, 5+j.Seed)), 0o644)
+			"steps": %d, "reward_calls": 3200, "modes_total": 328, "modes_found": %d, "modes_eval": 1, "elbo": -2,
+			"log_z_est": 8.2, "log_z_err": 0.1, "eubo": 11, "pearson": null, "log_z": 4, "samples": 256,
+			"true_log_z": 8.3, "wall_seconds": 1, "ms_per_step_mean": 10}`, j.Task, j.trainMethod(), j.Seed, j.Rounds, 5+j.Seed)), 0o644)
 	}
 }
 
@@ -156,7 +156,7 @@ func TestRunBiochemIsResumable(t *testing.T) {
 	ran := make(chan []string, 100)
 	var log bytes.Buffer
 	o.Jobs = 1
-	rs, err := RunBiochem(context.Background(), o, fakeBiochemRun(jobs, &calls, ran), &log)
+	rs, err := runBiochemTable(context.Background(), o, fakeBiochemRun(jobs, &calls, ran), &log)
 	if err == nil || !strings.Contains(err.Error(), "eps") {
 		t.Errorf("the failing run was not reported: %v", err)
 	}
@@ -170,12 +170,12 @@ func TestRunBiochemIsResumable(t *testing.T) {
 		t.Errorf("log:\n%s", log.String())
 	}
 	calls.Store(0)
-	if rs, _ = RunBiochem(context.Background(), o, fakeBiochemRun(jobs, &calls, ran), &log); calls.Load() != 2 || len(rs) != 4 {
+	if rs, _ = runBiochemTable(context.Background(), o, fakeBiochemRun(jobs, &calls, ran), &log); calls.Load() != 2 || len(rs) != 4 {
 		t.Errorf("again: %d runs (only the failed ones are retried), %d results", calls.Load(), len(rs))
 	}
 	calls.Store(0)
 	o.CollectOnly = true
-	rs, err = RunBiochem(context.Background(), o, fakeBiochemRun(jobs, &calls, ran), &log)
+	rs, err = runBiochemTable(context.Background(), o, fakeBiochemRun(jobs, &calls, ran), &log)
 	if err != nil || calls.Load() != 0 || len(rs) != 4 || !strings.Contains(log.String(), "4 of 6 runs finished") {
 		t.Errorf("collect only: %d runs, %d results, %v", calls.Load(), len(rs), err)
 	}
@@ -184,14 +184,14 @@ func TestRunBiochemIsResumable(t *testing.T) {
 	}
 	// Running a subset still collects every finished run of the table.
 	o.Methods = []string{"tb"}
-	rs, err = RunBiochem(context.Background(), o, fakeBiochemRun(jobs, &calls, ran), &log)
+	rs, err = runBiochemTable(context.Background(), o, fakeBiochemRun(jobs, &calls, ran), &log)
 	if err != nil || calls.Load() != 0 || len(rs) != 4 {
 		t.Errorf("--methods tb: %d runs, %d results (want the table's 4), %v", calls.Load(), len(rs), err)
 	}
 	o.Methods = []string{"tb", "eps", "teacher-per"}
 	// A table of another length (not --quick) refuses the quick runs.
 	o.Quick = false
-	if _, err := RunBiochem(context.Background(), o, fakeBiochemRun(jobs, &calls, ran), &log); err == nil || !strings.Contains(err.Error(), "2000") {
+	if _, err := runBiochemTable(context.Background(), o, fakeBiochemRun(jobs, &calls, ran), &log); err == nil || !strings.Contains(err.Error(), "2000") {
 		t.Errorf("quick runs collected into a full table: %v", err)
 	}
 	// ... and will not resume a quick run's checkpoint into it.
@@ -203,7 +203,7 @@ func TestRunBiochemIsResumable(t *testing.T) {
 		os.RemoveAll(j.Dir)
 	}
 	calls.Store(0)
-	if _, err := RunBiochem(context.Background(), o, fakeBiochemRun(full, &calls, ran), &log); err == nil ||
+	if _, err := runBiochemTable(context.Background(), o, fakeBiochemRun(full, &calls, ran), &log); err == nil ||
 		!strings.Contains(err.Error(), "with 100 rounds, but the run wants tfbind8 teacher-per seed 1 with 2000 rounds") || calls.Load() != 0 {
 		t.Errorf("a quick checkpoint resumed into a full table: %v (%d runs)", err, calls.Load())
 	}
@@ -348,7 +348,7 @@ func TestBiochemFigure(t *testing.T) {
 	}
 	write := func(j BiochemJob, finished bool, rows ...string) {
 		os.MkdirAll(j.Dir, 0o755)
-		os.WriteFile(filepath.Join(j.Dir, "metrics.csv"), []byte(strings.Join(append([]string{strings.Join(seqtrain.CurveHeader, ",")}, rows...), "\n")), 0o644)
+		os.WriteFile(filepath.Join(j.Dir, "metrics.csv"), []byte(strings.Join(append([]string{seqHeader}, rows...), "\n")), 0o644)
 		if finished {
 			os.WriteFile(filepath.Join(j.Dir, "summary.json"), []byte("{}"), 0o644)
 		}
@@ -389,28 +389,37 @@ func TestBiochemFigure(t *testing.T) {
 	}
 }
 
-// The summary.json collectBiochem reads is the one seqtrain writes.
+// seqHeader is the header of a sequence run's metrics.csv.
+const seqHeader = "round,reward_calls,student_loss,teacher_loss,modes_seen,modes_eval,elbo,eubo,log_z,log_z_est,log_z_err,pearson,samples,wall_seconds"
+
+// The summary.json collectBiochem reads is the one seqtrain writes, and
+// the one of an earlier gfn (the final evaluation under "final", as the
+// committed tables' runs have it).
 func TestCollectBiochemReadsSeqtrainSummary(t *testing.T) {
-	z := 8.3
-	s := seqtrain.Summary{Task: "tfbind8", Method: seqtrain.PER, Seed: 1, Rounds: 100, RewardCalls: 3200, NumModes: 328,
-		Final:    seqtrain.Metrics{ModesSeen: 7, ModesEval: 2, ELBO: -2, LogZEst: 8.2, LogZErr: 0.1, EUBO: 11, Pearson: math.NaN(), LogZ: 4, Samples: 256},
-		TrueLogZ: &z, WallSeconds: 3, MsPerRoundMean: 12}
+	s := seqtrain.Summary{Task: "tfbind8", Method: seqtrain.PER, Seed: 1, RewardCalls: 3200, ModesTotal: 328,
+		ModesFound: 7, ModesEval: 2, ELBO: -2, LogZEst: 8.2, LogZErr: 0.1, EUBO: 11, Pearson: math.NaN(), LogZ: 4, Samples: 256, TrueLogZ: 8.3}
+	s.Steps, s.WallSeconds, s.MsPerStepMean = 100, 3, 12
 	b, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(t.TempDir(), "run")
-	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, "summary.json"), b, 0o644)
-	rs, err := collectBiochem([]BiochemJob{{Task: "tfbind8", Method: "per", Seed: 1, Dir: dir, Rounds: 100}})
-	want := BiochemResult{Task: "tfbind8", Method: "per", Seed: 1, Rounds: 100, RewardCalls: 3200, ModesSeen: 7, NumModes: 328, ModesEval: 2,
-		ELBO: -2, EUBO: 11, LogZEst: 8.2, TrueLogZ: 8.3, LogZErr: 0.1, Pearson: math.NaN(), WallSeconds: 3, MsPerRound: 12}
-	if err != nil || len(rs) != 1 || !math.IsNaN(rs[0].Pearson) {
-		t.Fatalf("%+v, %v", rs, err)
-	}
-	rs[0].Pearson, want.Pearson = 0, 0
-	if rs[0] != want {
-		t.Errorf("got %+v\nwant %+v", rs[0], want)
+	old := `{"task": "tfbind8", "method": "per", "seed": 1, "rounds": 100, "reward_calls": 3200, "seen": 900, "num_modes": 328,
+		"final": {"modes_seen": 7, "modes_eval": 2, "elbo": -2, "log_z_est": 8.2, "log_z_err": 0.1, "eubo": 11, "pearson": null,
+		"log_z": 4, "samples": 256}, "true_log_z": 8.3, "wall_seconds": 3, "ms_per_round_mean": 12, "kernel": "go"}`
+	for _, b := range [][]byte{b, []byte(old)} {
+		dir := filepath.Join(t.TempDir(), "run")
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "summary.json"), b, 0o644)
+		rs, err := collectBiochem([]BiochemJob{{Task: "tfbind8", Method: "per", Seed: 1, Dir: dir, Rounds: 100}})
+		want := BiochemResult{Task: "tfbind8", Method: "per", Seed: 1, Rounds: 100, RewardCalls: 3200, ModesSeen: 7, NumModes: 328, ModesEval: 2,
+			ELBO: -2, EUBO: 11, LogZEst: 8.2, TrueLogZ: 8.3, LogZErr: 0.1, Pearson: math.NaN(), WallSeconds: 3, MsPerRound: 12}
+		if err != nil || len(rs) != 1 || !math.IsNaN(rs[0].Pearson) {
+			t.Fatalf("%+v, %v", rs, err)
+		}
+		rs[0].Pearson, want.Pearson = 0, 0
+		if rs[0] != want {
+			t.Errorf("%s:\ngot %+v\nwant %+v", b, rs[0], want)
+		}
 	}
 }
 
@@ -454,7 +463,7 @@ func TestBiochemAppendixTables(t *testing.T) {
 		ran := make(chan []string, 100)
 		var log bytes.Buffer
 		fake := fakeBiochemRun(jobs, &calls, ran)
-		rs, err := RunBiochem(context.Background(), o, fake, &log)
+		rs, err := runBiochemTable(context.Background(), o, fake, &log)
 		if err != nil || len(rs) != len(jobs) {
 			t.Fatalf("%s: %d results, %v", c.table, len(rs), err)
 		}
@@ -481,7 +490,7 @@ func TestBiochemAppendixTables(t *testing.T) {
 	interruptRun(t, jobs[1]) // α = 0.5, seed 0
 	os.Rename(jobs[1].Dir, jobs[0].Dir)
 	var calls atomic.Int32
-	if _, err := RunBiochem(context.Background(), o, fakeBiochemRun(jobs, &calls, make(chan []string, 100)), io.Discard); err == nil ||
+	if _, err := runBiochemTable(context.Background(), o, fakeBiochemRun(jobs, &calls, make(chan []string, 100)), io.Discard); err == nil ||
 		!strings.Contains(err.Error(), "teacher-per-alpha0") || calls.Load() != 0 {
 		t.Errorf("an α = 0.5 checkpoint resumed as the α = 0 row: %v (%d runs)", err, calls.Load())
 	}

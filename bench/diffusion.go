@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bytes"
-	"context"
 	_ "embed"
 	"encoding/csv"
 	"encoding/json"
@@ -211,10 +210,6 @@ func (s RunStatus) String() string {
 	return fmt.Sprintf("RunStatus(%d)", int(s))
 }
 
-// Next says what the job's directory calls for and the gfn arguments
-// that do it (nextRun).
-func (j DiffusionJob) Next() (RunStatus, []string) { return nextRun(j.Dir, j.Args) }
-
 // nextRun says what the run directory dir calls for and the gfn arguments
 // that do it, for the runs of every table: nothing for a finished run
 // (summary.json), `train --resume` for an interrupted one (a checkpoint
@@ -252,61 +247,6 @@ func (o DiffusionOptions) validate(t DiffusionTable) error {
 		}
 	}
 	return nil
-}
-
-// RunDiffusion runs the table's unfinished jobs, o.Jobs at a time (those
-// to resume first), reporting progress to log, then aggregates every
-// finished run.
-func RunDiffusion(ctx context.Context, t DiffusionTable, o DiffusionOptions, run Runner, log io.Writer) ([]DiffusionResult, error) {
-	if err := o.validate(t); err != nil {
-		return nil, err
-	}
-	if err := safefile.CheckDir(o.Dir(t)); err != nil {
-		return nil, err
-	}
-	jobs := t.Jobs(o)
-	all := t.allJobs(o, jobs)
-	name := "bench diffusion " + t.Name
-	if o.CollectOnly {
-		n := 0
-		for _, j := range jobs {
-			if st, _ := j.Next(); st == RunDone {
-				n++
-			}
-		}
-		fmt.Fprintf(log, "%s: %d of %d runs finished; collecting them only\n", name, n, len(jobs))
-		return collectDiffusion(t.Name, o.preset(), all)
-	}
-	var todo []pendingRun
-	done, reused := 0, 0
-	for _, j := range jobs {
-		st, args := j.Next()
-		if st != RunDone && j.SameAs != "" && finished(j.SameAs, o.preset(), j.Iterations) {
-			if err := copyRun(j.SameAs, j.Dir); err != nil {
-				return nil, err
-			}
-			reused++
-			st = RunDone
-		}
-		if st == RunDone {
-			done++
-			continue
-		}
-		todo = append(todo, pendingRun{fmt.Sprintf("%s %s seed %d", j.Task, j.Method, j.Seed), st, args})
-	}
-	note := ""
-	if reused > 0 {
-		note = fmt.Sprintf(" (%d copied from the main table's identical runs)", reused)
-	}
-	firstErr := runPending(ctx, log, name, todo, len(jobs), done, note, o.Jobs, run)
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	results, err := collectDiffusion(t.Name, o.preset(), all)
-	if err != nil {
-		return nil, err
-	}
-	return results, firstErr
 }
 
 // allJobs returns the jobs of every run of the table in its directory: the
@@ -445,7 +385,7 @@ func collectDiffusion(table, preset string, jobs []DiffusionJob) ([]DiffusionRes
 		}
 		r := DiffusionResult{Table: table, Task: j.Task, Method: j.Method, Preset: s.Preset, Seed: j.Seed, Steps: s.Steps,
 			RewardCalls: s.RewardCalls, ELBO: s.ELBO, ELBOIS: s.ELBOIS, EUBO: math.NaN(), W2: math.NaN(), LogZ: s.LogZ,
-			Samples: s.Samples, WallSeconds: s.WallSeconds, MsPerIterMean: s.MsPerIterMean}
+			Samples: s.Samples, WallSeconds: s.WallSeconds, MsPerIterMean: s.MsPerStepMean}
 		if s.EUBO != nil {
 			r.EUBO = *s.EUBO
 		}
@@ -618,7 +558,11 @@ func WriteDiffusionMarkdown(w io.Writer, rep DiffusionReport, rs []DiffusionResu
 	if t, err := DiffusionTableByName(rep.Table); err == nil {
 		order = t.Methods
 	}
-	fmt.Fprintf(w, "# gfn bench diffusion --table %s\n\n", rep.Table)
+	fmt.Fprintf(w, "# gfn bench diffusion --table %s\n", rep.Table)
+	if rep.Quick {
+		quickNote(w, "40 iterations of a 64-wide network on batches of 64 with T = 20")
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Preset **%s**. Mean ± population std over a method's runs (one per seed; \"runs\" counts them) of "+
 		"the final evaluation of each run's Student, next to the paper's mean ± std over 5 runs. † marks a measured mean outside the "+
 		"paper's mean ± 2 std. ELBO and ELBO-IS estimate log Z from below (higher is better), EUBO from above "+
@@ -629,9 +573,6 @@ func WriteDiffusionMarkdown(w io.Writer, rep DiffusionReport, rs []DiffusionResu
 		fmt.Fprintln(w, "\nA run diverged when its final ELBO is more than 1 nat below the ELBO of its first evaluation "+
 			"(step 0, after one iteration): it is left out of the means and stds (\"2 (+1 diverged)\" counts it beside the runs kept) and of the "+
 			"figures' mean curves, and named below its table with the iteration from which its ELBO stayed below the start.")
-	}
-	if rep.Quick {
-		fmt.Fprintln(w, "\n**Smoke run (--quick)**: a tiny network and budget; not comparable with the paper.")
 	}
 	for _, task := range tasks {
 		var logZ, dim string

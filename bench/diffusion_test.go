@@ -13,8 +13,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"github.com/gfngo/gfn/diffusion"
 )
 
 func TestDiffusionMarkdownGolden(t *testing.T) {
@@ -93,12 +91,12 @@ func TestDiffusionJobNext(t *testing.T) {
 		{"missing directory", filepath.Join(root, "none"), RunFresh, fresh},
 		{"empty directory", write("empty"), RunFresh, fresh},
 		{"logs only", write("log", "run.log"), RunFresh, fresh},
-		{"checkpoint", write("ckpt", diffusion.CheckpointFile, diffusion.ConfigFile, "samples.png"), RunResume,
+		{"checkpoint", write("ckpt", "checkpoint.safetensors", "config.json", "samples.png"), RunResume,
 			[]string{"train", "--resume", filepath.Join(root, "ckpt"), "--quiet"}},
-		{"summary", write("done", "summary.json", diffusion.CheckpointFile), RunDone, nil},
+		{"summary", write("done", "summary.json", "checkpoint.safetensors"), RunDone, nil},
 		{"summary without checkpoint", write("done2", "summary.json"), RunDone, nil},
 	} {
-		st, args := DiffusionJob{Dir: c.dir, Args: fresh}.Next()
+		st, args := nextRun(c.dir, fresh)
 		if st != c.status || !slices.Equal(args, c.args) {
 			t.Errorf("%s: %v %q, want %v %q", c.name, st, args, c.status, c.args)
 		}
@@ -174,12 +172,12 @@ func TestRunDiffusionIsResumable(t *testing.T) {
 	}
 	// teacher was interrupted after a checkpoint: it is resumed, first.
 	os.MkdirAll(jobs[4].Dir, 0o755)
-	os.WriteFile(filepath.Join(jobs[4].Dir, diffusion.CheckpointFile), nil, 0o644)
+	os.WriteFile(filepath.Join(jobs[4].Dir, "checkpoint.safetensors"), nil, 0o644)
 	var calls atomic.Int32
 	ran := make(chan []string, 100)
 	var log bytes.Buffer
 	o.Jobs = 1
-	rs, err := RunDiffusion(context.Background(), tb, o, fakeDiffusionRun(&calls, ran), &log)
+	rs, err := runDiffusionTable(context.Background(), tb, o, fakeDiffusionRun(&calls, ran), &log)
 	if err == nil || !strings.Contains(err.Error(), "eps") {
 		t.Errorf("the failing run was not reported: %v", err)
 	}
@@ -193,25 +191,25 @@ func TestRunDiffusionIsResumable(t *testing.T) {
 		t.Errorf("log:\n%s", log.String())
 	}
 	calls.Store(0)
-	rs, _ = RunDiffusion(context.Background(), tb, o, fakeDiffusionRun(&calls, ran), &log)
+	rs, _ = runDiffusionTable(context.Background(), tb, o, fakeDiffusionRun(&calls, ran), &log)
 	if calls.Load() != 1 || len(rs) != 4 { // only the failed one is retried
 		t.Errorf("resumed: %d runs, %d results", calls.Load(), len(rs))
 	}
 	calls.Store(0)
 	o.CollectOnly = true
-	rs, err = RunDiffusion(context.Background(), tb, o, fakeDiffusionRun(&calls, ran), &log)
+	rs, err = runDiffusionTable(context.Background(), tb, o, fakeDiffusionRun(&calls, ran), &log)
 	if err != nil || calls.Load() != 0 || len(rs) != 4 {
 		t.Errorf("collect only: %d runs, %d results, %v", calls.Load(), len(rs), err)
 	}
 	// Running a subset still collects every finished run of the table.
 	o.CollectOnly, o.Methods = false, []string{"tb"}
-	rs, err = RunDiffusion(context.Background(), tb, o, fakeDiffusionRun(&calls, ran), &log)
+	rs, err = runDiffusionTable(context.Background(), tb, o, fakeDiffusionRun(&calls, ran), &log)
 	if err != nil || calls.Load() != 0 || len(rs) != 4 {
 		t.Errorf("--methods tb: %d runs, %d results (want the table's 4), %v", calls.Load(), len(rs), err)
 	}
 	// A table of another length (not --quick) refuses the quick runs.
 	o.Quick = false
-	if _, err := RunDiffusion(context.Background(), tb, o, fakeDiffusionRun(&calls, ran), &log); err == nil || !strings.Contains(err.Error(), "25001") {
+	if _, err := runDiffusionTable(context.Background(), tb, o, fakeDiffusionRun(&calls, ran), &log); err == nil || !strings.Contains(err.Error(), "25001") {
 		t.Errorf("quick runs collected into a full table: %v", err)
 	}
 
@@ -219,7 +217,7 @@ func TestRunDiffusionIsResumable(t *testing.T) {
 	alpha, _ := DiffusionTableByName("alpha")
 	o = DiffusionOptions{Out: o.Out, Jobs: 1, Quick: true, Tasks: []string{"25gmm"}}
 	calls.Store(0)
-	rs, err = RunDiffusion(context.Background(), alpha, o, fakeDiffusionRun(&calls, ran), &log)
+	rs, err = runDiffusionTable(context.Background(), alpha, o, fakeDiffusionRun(&calls, ran), &log)
 	if err != nil || calls.Load() != 1 || len(rs) != 2 {
 		t.Errorf("alpha: %d runs, %d results, %v", calls.Load(), len(rs), err)
 	}
@@ -231,7 +229,7 @@ func TestRunDiffusionIsResumable(t *testing.T) {
 		{Out: o.Out, Tasks: []string{"funnel"}},
 		{Out: o.Out, Preset: "fast"},
 	} {
-		if _, err := RunDiffusion(context.Background(), tb, bad, fakeDiffusionRun(&calls, ran), &log); err == nil {
+		if _, err := runDiffusionTable(context.Background(), tb, bad, fakeDiffusionRun(&calls, ran), &log); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
 	}

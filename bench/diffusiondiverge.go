@@ -67,7 +67,8 @@ func runDivergence(dir string, finalELBO float64, steps int) (start float64, at 
 }
 
 // readDiffusionSummary reads the summary.json of the run in dir; the error
-// of a missing file wraps os.ErrNotExist.
+// of a missing file wraps os.ErrNotExist. A summary of a gfn before the
+// run driver has its timings per iteration under ms_per_iter_*.
 func readDiffusionSummary(dir string) (diffusion.Summary, error) {
 	var s diffusion.Summary
 	path := filepath.Join(dir, "summary.json")
@@ -75,8 +76,19 @@ func readDiffusionSummary(dir string) (diffusion.Summary, error) {
 	if err != nil {
 		return s, err
 	}
+	var old struct {
+		Mean  *float64 `json:"ms_per_iter_mean"`
+		Early *float64 `json:"ms_per_iter_early"`
+		Late  *float64 `json:"ms_per_iter_late"`
+	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		return s, fmt.Errorf("bench: %s: %w", path, err)
+	}
+	if json.Unmarshal(b, &old) == nil && old.Mean != nil {
+		s.MsPerStepMean = *old.Mean
+		if old.Early != nil && old.Late != nil {
+			s.MsPerStepEarly, s.MsPerStepLate = *old.Early, *old.Late
+		}
 	}
 	return s, nil
 }

@@ -165,9 +165,9 @@ func DiffusionSpeed(ctx context.Context, c DiffusionSpeedCase, o DiffusionSpeedO
 		return r, err
 	}
 	n := newFlopCounter(cfg.Net, e.Dim())
-	ct.Student.Net = n.wrap(ct.Student.Net)
+	ct.Student.Model = n.wrap(ct.Student.Model)
 	if ct.Teacher != nil {
-		ct.Teacher.Net = n.wrap(ct.Teacher.Net)
+		ct.Teacher.Model = n.wrap(ct.Teacher.Model)
 	}
 	for range o.Warmup {
 		if _, err := ct.Iterate(); err != nil {

@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/task"
 )
 
@@ -213,10 +212,6 @@ func (t GridTable) Jobs(o GridOptions) []GridJob {
 // iterations between two.
 const gridCheckpointEvery = 1000
 
-// Next says what the job's directory calls for and the gfn arguments
-// that do it (nextRun).
-func (j GridJob) Next() (RunStatus, []string) { return nextRun(j.Dir, j.Args) }
-
 // allJobs returns the jobs of every run of the table in its directory: the
 // table's methods and grids (and any other grids of o) with as many seeds
 // as o or the table asks, the same for every other method of GridMethods
@@ -253,41 +248,6 @@ func (t GridTable) TableJobs(o GridOptions) []GridJob { return t.allJobs(o, t.Jo
 
 // Runner runs one gfn command line (the CLI execs itself; tests fake it).
 type Runner func(ctx context.Context, args []string) error
-
-// RunGrid runs the table's jobs that have no summary.json yet, o.Jobs at a
-// time (interrupted ones first, continued from their checkpoints),
-// reporting progress to log, then aggregates every finished run.
-func RunGrid(ctx context.Context, t GridTable, o GridOptions, run Runner, log io.Writer) ([]GridResult, error) {
-	for _, m := range o.Methods {
-		if _, ok := GridMethods[m]; !ok {
-			return nil, fmt.Errorf("bench: method %q is unknown", m)
-		}
-	}
-	if err := safefile.CheckDir(o.Out); err != nil {
-		return nil, err
-	}
-	jobs := t.Jobs(o)
-	all := t.allJobs(o, jobs)
-	var todo []pendingRun
-	for _, j := range jobs {
-		if st, args := j.Next(); st != RunDone {
-			todo = append(todo, pendingRun{what: fmt.Sprintf("%s %v seed %d", j.Method, j.Grid, j.Seed), st: st, args: args})
-		}
-	}
-	if o.CollectOnly {
-		fmt.Fprintf(log, "bench grid %s: %d of %d runs finished; collecting them only\n", t.Name, len(jobs)-len(todo), len(jobs))
-		return collectGrid(t.Name, all)
-	}
-	firstErr := runPending(ctx, log, "bench grid "+t.Name, todo, len(jobs), len(jobs)-len(todo), "", o.Jobs, run)
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	results, err := collectGrid(t.Name, all)
-	if err != nil {
-		return nil, err
-	}
-	return results, firstErr
-}
 
 // GridResult is one finished run (a row of results.csv).
 type GridResult struct {
@@ -523,7 +483,7 @@ func meanStd(v []float64) (mean, std float64) {
 
 // WriteMarkdown writes one table per grid: mean ± std over seeds of modes
 // and empirical L1 (in the paper's units) next to the paper's numbers.
-func WriteMarkdown(w io.Writer, table string, rs []GridResult) {
+func WriteMarkdown(w io.Writer, table string, quick bool, rs []GridResult) {
 	paper := PaperGrid()
 	byGrid := map[Grid][]GridResult{}
 	var grids []Grid
@@ -539,7 +499,11 @@ func WriteMarkdown(w io.Writer, table string, rs []GridResult) {
 		}
 		return grids[i].Side < grids[j].Side
 	})
-	fmt.Fprintf(w, "# gfn bench grid --table %s\n\n", table)
+	fmt.Fprintf(w, "# gfn bench grid --table %s\n", table)
+	if quick {
+		quickNote(w, "1/20 of the reward-call budget and 2,000 evaluation samples")
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Mean ± std (population) over seeds; L1 is the empirical L1 of fresh Student samples, in the paper's units.")
 	for _, g := range grids {
 		var methods []string

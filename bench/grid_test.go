@@ -27,7 +27,7 @@ func TestMarkdownGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	WriteMarkdown(&buf, "tb", rs)
+	WriteMarkdown(&buf, "tb", false, rs)
 	checkGolden(t, "testdata/results.md.golden", buf.Bytes())
 	// The CSV round-trips.
 	checkCSVRoundTrip(t, rs, WriteResultsCSV, ReadResultsCSV)
@@ -80,7 +80,7 @@ func TestRunGridIsResumable(t *testing.T) {
 	}
 	var calls atomic.Int32
 	var log bytes.Buffer
-	rs, err := RunGrid(context.Background(), tb, o, fakeRun(&calls), &log)
+	rs, err := runGridTable(context.Background(), tb, o, fakeRun(&calls), &log)
 	if err == nil || !strings.Contains(err.Error(), "gafn") {
 		t.Errorf("the failing run was not reported: %v", err)
 	}
@@ -88,7 +88,7 @@ func TestRunGridIsResumable(t *testing.T) {
 		t.Errorf("%d runs, %d results", calls.Load(), len(rs))
 	}
 	calls.Store(0)
-	rs, _ = RunGrid(context.Background(), tb, o, fakeRun(&calls), &log)
+	rs, _ = runGridTable(context.Background(), tb, o, fakeRun(&calls), &log)
 	if calls.Load() != 1 || len(rs) != 5 { // only the failed one is retried
 		t.Errorf("resumed: %d runs, %d results", calls.Load(), len(rs))
 	}
@@ -97,24 +97,24 @@ func TestRunGridIsResumable(t *testing.T) {
 	}
 	calls.Store(0)
 	o.CollectOnly = true
-	rs, err = RunGrid(context.Background(), tb, o, fakeRun(&calls), &log)
+	rs, err = runGridTable(context.Background(), tb, o, fakeRun(&calls), &log)
 	if err != nil || calls.Load() != 0 || len(rs) != 5 {
 		t.Errorf("collect only: %d runs, %d results, %v", calls.Load(), len(rs), err)
 	}
 	// Running a subset still collects every finished run of the table.
 	o.CollectOnly, o.Methods = false, []string{"tb"}
-	rs, err = RunGrid(context.Background(), tb, o, fakeRun(&calls), &log)
+	rs, err = runGridTable(context.Background(), tb, o, fakeRun(&calls), &log)
 	if err != nil || calls.Load() != 0 || len(rs) != 5 {
 		t.Errorf("--methods tb: %d runs, %d results (want the table's 5), %v", calls.Load(), len(rs), err)
 	}
 	// So does a default run after a diagnostic method ran with --methods,
 	// and the figures draw the same runs.
 	o.Methods = []string{"prt-paper"}
-	if _, err = RunGrid(context.Background(), tb, o, fakeRun(&calls), &log); err != nil {
+	if _, err = runGridTable(context.Background(), tb, o, fakeRun(&calls), &log); err != nil {
 		t.Fatal(err)
 	}
 	o.Methods, o.CollectOnly = nil, true
-	rs, err = RunGrid(context.Background(), tb, o, fakeRun(&calls), &log)
+	rs, err = runGridTable(context.Background(), tb, o, fakeRun(&calls), &log)
 	if err != nil || len(rs) != 6 || rs[5].Method != "prt-paper" {
 		t.Errorf("default collect after prt-paper: %d results, %v", len(rs), err)
 	}
@@ -155,7 +155,7 @@ func TestRunGridResumesInterruptedRuns(t *testing.T) {
 	}
 	os.MkdirAll(jobs[0].Dir, 0o755)
 	var log bytes.Buffer
-	if _, err := RunGrid(context.Background(), tb, o, run, &log); err != nil {
+	if _, err := runGridTable(context.Background(), tb, o, run, &log); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || !slices.Equal(got[0], []string{"train", "--resume", interrupted, "--quiet"}) || !slices.Equal(got[1], jobs[0].Args) {
@@ -225,7 +225,7 @@ func TestGridMemoryColumns(t *testing.T) {
 		t.Fatalf("round trip %+v, %v", again, err)
 	}
 	var md bytes.Buffer
-	WriteMarkdown(&md, "large", again)
+	WriteMarkdown(&md, "large", false, again)
 	if !strings.Contains(md.String(), "| 65 | 151 | 5000 |") {
 		t.Errorf("table lacks the mean wall 65, the peak 151 MiB and 5000 entries:\n%s", md.String())
 	}

@@ -121,9 +121,17 @@ func GridFigures(dir string, jobs []GridJob) ([]string, error) {
 		if j.Grid != (Grid{2, 256}) || j.Seed != 0 {
 			continue
 		}
-		t, _, err := train.Load(j.Dir, task.BuildJSON)
+		st, err := train.ReadCheckpoint(j.Dir)
 		if err != nil {
 			continue // not finished
+		}
+		env, err := task.BuildJSON(st.Env)
+		if err != nil {
+			continue
+		}
+		t, err := train.Load(j.Dir, env)
+		if err != nil {
+			continue
 		}
 		p, err := metrics.Terminating(g, t.Student.Model)
 		if err != nil {

@@ -2,8 +2,10 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -44,4 +46,36 @@ func checkCSVRoundTrip[R any](t *testing.T, rows []R, write func(io.Writer, []R)
 	if out.String() != out2.String() {
 		t.Errorf("CSV changed in a round trip:\n%s\nvs\n%s", out.String(), out2.String())
 	}
+}
+
+// The tables' runs as the tests drive them: RunTable, then the results
+// it wrote read back.
+
+func runGridTable(ctx context.Context, t GridTable, o GridOptions, run Runner, log io.Writer) ([]GridResult, error) {
+	return runTableResults(ctx, GridRun{t, o}, o.Jobs, o.CollectOnly, run, log, ReadResultsCSV)
+}
+
+func runDiffusionTable(ctx context.Context, t DiffusionTable, o DiffusionOptions, run Runner, log io.Writer) ([]DiffusionResult, error) {
+	return runTableResults(ctx, DiffusionRun{T: t, O: o}, o.Jobs, o.CollectOnly, run, log, ReadDiffusionCSV)
+}
+
+func runBiochemTable(ctx context.Context, o BiochemOptions, run Runner, log io.Writer) ([]BiochemResult, error) {
+	return runTableResults(ctx, BiochemRun{O: o}, o.Jobs, o.CollectOnly, run, log, ReadBiochemCSV)
+}
+
+func runTableResults[R any](ctx context.Context, t Table, lanes int, collect bool, run Runner, log io.Writer, read func(io.Reader) ([]R, error)) ([]R, error) {
+	_, _, runErr, err := RunTable(ctx, t, LaneOptions{Lanes: lanes, CollectOnly: collect}, run, log)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(t.Dir(), "results.csv"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rs, err := read(f)
+	if err != nil {
+		return nil, err
+	}
+	return rs, runErr
 }

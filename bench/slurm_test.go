@@ -17,7 +17,7 @@ func TestSlurmArrayWrite(t *testing.T) {
 	out := t.TempDir()
 	tb, _ := TableByName("tb")
 	o := GridOptions{Out: filepath.Join(out, "grid"), Quick: true, Methods: []string{"tb", "teacher", "per"}, Grids: []Grid{{2, 8}}}
-	tasks, err := tb.SlurmTasks(o)
+	tasks, err := TableSlurm(GridRun{tb, o})
 	if err != nil || len(tasks) != 3 {
 		t.Fatalf("%d tasks, %v", len(tasks), err)
 	}
@@ -99,7 +99,7 @@ func TestSlurmArrayWrite(t *testing.T) {
 func TestSlurmRunTaskBiochem(t *testing.T) {
 	o := BiochemOptions{Out: t.TempDir(), Quick: true, Seeds: 2, Tasks: []string{"tfbind8"}, Methods: []string{"tb", "eps", "teacher-per"}}
 	jobs, _ := BiochemJobs(o)
-	tasks, err := BiochemSlurmTasks(o)
+	tasks, err := TableSlurm(BiochemRun{O: o})
 	if err != nil || len(tasks) != len(jobs) {
 		t.Fatalf("%d tasks for %d jobs, %v", len(tasks), len(jobs), err)
 	}
@@ -157,7 +157,7 @@ func TestSlurmRunTaskBiochem(t *testing.T) {
 	// Another selection than the script's is refused rather than run
 	// under the wrong index.
 	o.Methods = []string{"tb", "teacher-per"}
-	other, _ := BiochemSlurmTasks(o)
+	other, _ := TableSlurm(BiochemRun{O: o})
 	if err := a.RunTask(context.Background(), other, 1, run, &log); err == nil || !strings.Contains(err.Error(), "write it again") {
 		t.Errorf("changed table: %v", err)
 	}
@@ -171,7 +171,7 @@ func TestSlurmRunTaskDiffusion(t *testing.T) {
 	mainTable, _ := DiffusionTableByName("main")
 	alpha, _ := DiffusionTableByName("alpha")
 	o := DiffusionOptions{Out: out, Quick: true, Tasks: []string{"25gmm"}, Methods: []string{"tb", "teacher"}}
-	tasks, err := mainTable.SlurmTasks(o)
+	tasks, err := TableSlurm(DiffusionRun{T: mainTable, O: o})
 	if err != nil || len(tasks) != 2 {
 		t.Fatalf("%d tasks, %v", len(tasks), err)
 	}
@@ -188,7 +188,7 @@ func TestSlurmRunTaskDiffusion(t *testing.T) {
 		t.Errorf("interrupted teacher run: ran %q", got)
 	}
 	o.Methods = nil
-	atasks, err := alpha.SlurmTasks(o)
+	atasks, err := TableSlurm(DiffusionRun{T: alpha, O: o})
 	if err != nil || len(atasks) != 2 || !strings.Contains(atasks[1].Name, "alpha0.5") {
 		t.Fatalf("alpha tasks %v, %v", atasks, err)
 	}
@@ -200,7 +200,7 @@ func TestSlurmRunTaskDiffusion(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(atasks[1].Dir, "summary.json")); calls.Load() != 0 || err != nil {
 		t.Errorf("alpha 0.5: %d runs, summary %v; want main's run copied", calls.Load(), err)
 	}
-	if _, err := alpha.SlurmTasks(DiffusionOptions{Out: out, Preset: "fast"}); err == nil || !strings.HasPrefix(err.Error(), "bench: ") {
+	if _, err := TableSlurm(DiffusionRun{T: alpha, O: DiffusionOptions{Out: out, Preset: "fast"}}); err == nil || !strings.HasPrefix(err.Error(), "bench: ") {
 		t.Errorf("unknown preset: %v", err)
 	}
 }

@@ -10,11 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/progress"
 	"github.com/gfngo/gfn/run"
-	"github.com/gfngo/gfn/seqtrain"
-	"github.com/gfngo/gfn/train"
 )
 
 // RunState is where one run of a table stands, read from its directory.
@@ -35,79 +32,6 @@ type RunState struct {
 	// Updated is the time of the latest summary or checkpoint write: a
 	// checkpoint written minutes ago is most likely a run in progress.
 	Updated time.Time
-}
-
-// DiffusionStatus reports every run of table t in o's directory (all of
-// its methods and tasks, not only those of o): all its seeds, or o.Seeds
-// of them and any other seed's runs that have files.
-func DiffusionStatus(t DiffusionTable, o DiffusionOptions) ([]RunState, error) {
-	if err := o.validate(t); err != nil {
-		return nil, err
-	}
-	return states(t.allJobs(o, t.Jobs(o)), o.Seeds, "iteration",
-		func(j DiffusionJob) (string, string, int, RunStatus) {
-			st, _ := j.Next()
-			return j.Task + " " + j.Method, j.Dir, j.Seed, st
-		},
-		func(dir string) (int, int, error) {
-			_, _, cfg, step, err := diffusion.ReadState(dir)
-			return step, cfg.Iterations, err
-		}), nil
-}
-
-// GridStatus reports every run of table t in o's directory, as
-// DiffusionStatus.
-func GridStatus(t GridTable, o GridOptions) ([]RunState, error) {
-	return states(t.allJobs(o, t.Jobs(o)), o.Seeds, "reward call",
-		func(j GridJob) (string, string, int, RunStatus) {
-			st, _ := j.Next()
-			return fmt.Sprintf("%s %v", j.Method, j.Grid), j.Dir, j.Seed, st
-		},
-		func(dir string) (int, int, error) {
-			cc, err := train.ReadCheckpoint(dir)
-			return cc.RewardCalls, cc.Train.RewardCalls, err
-		}), nil
-}
-
-// BiochemStatus reports every run in o's directory, as DiffusionStatus.
-func BiochemStatus(o BiochemOptions) ([]RunState, error) {
-	jobs, err := BiochemJobs(o)
-	if err != nil {
-		return nil, err
-	}
-	all, err := allBiochemJobs(o, jobs)
-	if err != nil {
-		return nil, err
-	}
-	return states(all, o.Seeds, "round",
-		func(j BiochemJob) (string, string, int, RunStatus) {
-			st, _ := j.Next()
-			return j.Task + " " + j.Method, j.Dir, j.Seed, st
-		},
-		func(dir string) (int, int, error) {
-			_, cfg, round, err := seqtrain.ReadState(dir)
-			return round, cfg.Rounds, err
-		}), nil
-}
-
-// states reads the runs of jobs: describe gives a job's kind (its label
-// without the seed), directory, seed and status; progress reads the done
-// and total units of an unfinished run's checkpoint. Unstarted runs of
-// seeds beyond the first seeds are left out (asked).
-func states[J any](jobs []J, seeds int, unit string, describe func(J) (kind, dir string, seed int, st RunStatus),
-	progress func(dir string) (done, total int, err error)) []RunState {
-	var rs []RunState
-	for _, j := range jobs {
-		r := runState(describe(j))
-		if r.Status == RunResume {
-			r.Unit, r.Done = unit, -1
-			if done, total, err := progress(r.Dir); err == nil {
-				r.Done, r.Total = done, total
-			}
-		}
-		rs = append(rs, r)
-	}
-	return asked(rs, seeds)
 }
 
 // asked drops the unstarted runs of seeds beyond the first seeds (all

@@ -13,6 +13,7 @@ import (
 	"github.com/gfngo/gfn/biochem"
 	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/energy"
+	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/seqtrain"
 	"github.com/gfngo/gfn/timenet"
 )
@@ -44,7 +45,8 @@ func TestDiffusionStatus(t *testing.T) {
 	}
 	c.Net = timenet.Config{Hidden: 4, Harmonics: 2}
 	c.Steps, c.Batch, c.Iterations, c.BufferCap, c.Milestones = 3, 4, 6, 16, []int{-2}
-	ro := diffusion.RunOptions{OutDir: dir("teacher", 0), Task: "25gmm", EvalEvery: 3, EvalSamples: 8, FinalSamples: 8, CheckpointEvery: 3, NoFigures: true}
+	ro := diffusion.RunOptions{Options: run.Options{OutDir: dir("teacher", 0), EvalEvery: 3, CheckpointEvery: 3, NoFigures: true},
+		Task: "25gmm", EvalSamples: 8, FinalSamples: 8}
 	if _, err := diffusion.Run(context.Background(), energy.GMM25{}, c, ro); err != nil {
 		t.Fatal(err)
 	}
@@ -52,9 +54,9 @@ func TestDiffusionStatus(t *testing.T) {
 	// A seed beyond --seeds with a (corrupt) checkpoint is listed; its
 	// unstarted neighbours are not.
 	os.MkdirAll(dir("per", 3), 0o755)
-	os.WriteFile(filepath.Join(dir("per", 3), diffusion.CheckpointFile), []byte("not a checkpoint"), 0o644)
+	os.WriteFile(filepath.Join(dir("per", 3), run.CheckpointFile), []byte("not a checkpoint"), 0o644)
 
-	rs, err := DiffusionStatus(tb, o)
+	rs, err := TableStatus(DiffusionRun{T: tb, O: o})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func TestDiffusionStatus(t *testing.T) {
 	}
 	o2 := o
 	o2.Seeds = 2
-	rs2, _ := DiffusionStatus(tb, o2)
+	rs2, _ := TableStatus(DiffusionRun{T: tb, O: o2})
 	if l, ok := Left(byRun(rs2)["25gmm tb seed 1"], rs2); !ok || l != 61.5 {
 		t.Errorf("left of an unstarted tb run: %v, %v, want 61.5 s", l, ok)
 	}
@@ -125,12 +127,12 @@ func TestBiochemAndGridStatus(t *testing.T) {
 	c.Rounds, c.OnlineBatch, c.OfflineBatch, c.Buffer = 4, 4, 4, 8
 	c.Policy = seqtrain.Policy{Kind: "ssr", Hidden: 4, Embed: 3}
 	d := filepath.Join(o.Dir(), "tfbind8-teacher-per-seed0")
-	so := seqtrain.RunOptions{OutDir: d, Task: "tfbind8", EvalEvery: 2, EvalSamples: 8, CheckpointEvery: 2, NoFigures: true}
-	if _, err := seqtrain.Run(context.Background(), task, c, nil, so); err != nil {
+	so := seqtrain.RunOptions{Options: run.Options{OutDir: d, EvalEvery: 2, CheckpointEvery: 2, NoFigures: true}, Task: "tfbind8", EvalSamples: 8}
+	if _, err := seqtrain.Run(context.Background(), task, c, so); err != nil {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(d, "summary.json"))
-	rs, err := BiochemStatus(o)
+	rs, err := TableStatus(BiochemRun{O: o})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +149,7 @@ func TestBiochemAndGridStatus(t *testing.T) {
 	jobs := tb.Jobs(g)
 	os.MkdirAll(jobs[0].Dir, 0o755)
 	os.WriteFile(filepath.Join(jobs[0].Dir, "summary.json"), []byte(`{"wall_seconds": 2}`), 0o644)
-	grs, err := GridStatus(tb, g)
+	grs, err := TableStatus(GridRun{tb, g})
 	if err != nil {
 		t.Fatal(err)
 	}

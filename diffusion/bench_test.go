@@ -43,7 +43,10 @@ func BenchmarkIterate(b *testing.B) {
 func hashTrainer(t *Trainer) string {
 	h := fnv.New64a()
 	var b [4]byte
-	for _, a := range t.agents() {
+	for _, a := range []*Agent{t.Student, t.Teacher} {
+		if a == nil {
+			continue
+		}
 		for _, p := range a.Params() {
 			for _, v := range p.Value {
 				binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))

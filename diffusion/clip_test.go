@@ -1,19 +1,14 @@
 package diffusion
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/nn"
-	"github.com/gfngo/gfn/safetensors"
 )
 
 // TestAgentStepClip: step records the network's gradient norm before any
@@ -154,36 +149,41 @@ func TestGradNormColumns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want []Point
-		var s, u, n float64
+		type norms struct {
+			step                  int
+			student, teacherNorms float64
+		}
+		var want []norms
+		var g, u, n float64
 		for !tr.Done() {
 			it, err := tr.Iterate()
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, u, n = s+it.StudentGradNorm, u+it.TeacherGradNorm, n+1
+			g, u, n = g+it.StudentGradNorm, u+it.TeacherGradNorm, n+1
 			if (tr.Step-1)%o.EvalEvery == 0 {
-				want = append(want, Point{Step: tr.Step - 1, StudentGradNorm: s / n, TeacherGradNorm: u / n})
-				s, u, n = 0, 0, 0
+				want = append(want, norms{tr.Step - 1, g / n, u / n})
+				g, u, n = 0, 0, 0
 			}
 		}
-		if len(res.Curve) != len(want) {
-			t.Fatalf("%s: %d rows, want %d", m, len(res.Curve), len(want))
+		c := res.Curve
+		if c.Len() != len(want) {
+			t.Fatalf("%s: %d rows, want %d", m, c.Len(), len(want))
 		}
-		for i, p := range res.Curve {
-			w := want[i]
-			if p.Step != w.Step || p.StudentGradNorm != w.StudentGradNorm || !(p.StudentGradNorm > 0) {
-				t.Errorf("%s: row %d (step %d): Student gradient norm %v, want %v (step %d)", m, i, p.Step, p.StudentGradNorm, w.StudentGradNorm, w.Step)
+		for i, w := range want {
+			step, sg, tg := int(c.Value(i, "step")), c.Value(i, "student_grad_norm"), c.Value(i, "teacher_grad_norm")
+			if step != w.step || sg != w.student || !(sg > 0) {
+				t.Errorf("%s: row %d (step %d): Student gradient norm %v, want %v (step %d)", m, i, step, sg, w.student, w.step)
 			}
-			if m == MethodTeacher && (p.TeacherGradNorm != w.TeacherGradNorm || !(p.TeacherGradNorm > 0)) {
-				t.Errorf("%s: row %d: Teacher gradient norm %v, want %v", m, i, p.TeacherGradNorm, w.TeacherGradNorm)
+			if m == MethodTeacher && (tg != w.teacherNorms || !(tg > 0)) {
+				t.Errorf("%s: row %d: Teacher gradient norm %v, want %v", m, i, tg, w.teacherNorms)
 			}
-			if m != MethodTeacher && !math.IsNaN(p.TeacherGradNorm) {
-				t.Errorf("%s: row %d: Teacher gradient norm %v without a Teacher, want NaN", m, i, p.TeacherGradNorm)
+			if m != MethodTeacher && !math.IsNaN(tg) {
+				t.Errorf("%s: row %d: Teacher gradient norm %v without a Teacher, want NaN", m, i, tg)
 			}
 		}
 		var b strings.Builder
-		if err := WriteCurve(&b, res.Curve); err != nil {
+		if err := res.Curve.WriteCSV(&b); err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(b.String()), "\n")
@@ -193,105 +193,6 @@ func TestGradNormColumns(t *testing.T) {
 		cells := strings.Split(lines[len(lines)-1], ",")
 		if teacher := cells[len(cells)-2]; (m == MethodTeacher) == (teacher == "") {
 			t.Errorf("%s: last row %q: the Teacher's cell should be empty exactly without a Teacher", m, lines[len(lines)-1])
-		}
-	}
-}
-
-// TestResumeOldCheckpoint: a checkpoint written before the gradient-norm
-// columns (a 12-column run.curve, no grad_sums) still resumes to the same
-// parameters and metrics as a run never interrupted; its earlier rows have
-// empty gradient-norm cells and the row after the resume averages the
-// iterations since the resume.
-func TestResumeOldCheckpoint(t *testing.T) {
-	cfg := smallConfig(MethodTeacher, 120)
-	o := quick
-	o.EvalEvery = 50
-	want, _, part := interruptedRun(t, cfg, o, 40, 80)
-	// Make the checkpoint an old one.
-	path := filepath.Join(part, CheckpointFile)
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, meta, err := safetensors.Read(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st map[string]any
-	if err := json.Unmarshal([]byte(meta[stateKey]), &st); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := st["grad_sums"]; !ok {
-		t.Fatal("the checkpoint has no grad_sums")
-	}
-	delete(st, "grad_sums")
-	b, err := json.Marshal(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta[stateKey] = string(b)
-	for i, x := range ts {
-		if x.Name != "run.curve" {
-			continue
-		}
-		rows, err := x.Float64s()
-		if err != nil || x.Shape[1] != curveCols {
-			t.Fatalf("run.curve %v: %v", x.Shape, err)
-		}
-		var old []float64
-		for r := 0; r < len(rows); r += curveCols {
-			old = append(old, rows[r:r+oldCurveCols]...)
-		}
-		ts[i] = safetensors.F64("run.curve", []int{x.Shape[0], oldCurveCols}, old)
-	}
-	var buf bytes.Buffer
-	if err := safetensors.Write(&buf, ts, meta); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, err := Resume(context.Background(), part, energy.GMM25{}, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if hashTrainer(got.Trainer) != hashTrainer(want.Trainer) || got.Summary.ELBO != want.Summary.ELBO {
-		t.Error("resuming an old checkpoint changed the run")
-	}
-	// Rows 0 and 50 were written before the checkpoint at 80; row 100
-	// covers iterations 52–101, of which the resumed run saw 81–101.
-	tr, err := New(energy.GMM25{}, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s, n float64
-	for tr.Step < 101 {
-		it, err := tr.Iterate()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tr.Step > 80 {
-			s, n = s+it.StudentGradNorm, n+1
-		}
-	}
-	for i, p := range got.Curve {
-		w := want.Curve[i]
-		if p.Step != w.Step || p.ELBO != w.ELBO || p.StudentLoss != w.StudentLoss {
-			t.Errorf("row %d: step %d ELBO %v loss %v, want %d %v %v", i, p.Step, p.ELBO, p.StudentLoss, w.Step, w.ELBO, w.StudentLoss)
-		}
-		switch {
-		case p.Step < 80:
-			if !math.IsNaN(p.StudentGradNorm) || !math.IsNaN(p.TeacherGradNorm) {
-				t.Errorf("row %d (step %d): gradient norms %v, %v from an old checkpoint, want NaN", i, p.Step, p.StudentGradNorm, p.TeacherGradNorm)
-			}
-		case p.Step == 100:
-			if p.StudentGradNorm != s/n {
-				t.Errorf("row at 100: Student gradient norm %v, want %v (the mean over iterations 81–101)", p.StudentGradNorm, s/n)
-			}
-		default:
-			if p.StudentGradNorm != w.StudentGradNorm || p.TeacherGradNorm != w.TeacherGradNorm {
-				t.Errorf("row %d (step %d): gradient norms %v, %v, want %v, %v", i, p.Step, p.StudentGradNorm, p.TeacherGradNorm, w.StudentGradNorm, w.TeacherGradNorm)
-			}
 		}
 	}
 }

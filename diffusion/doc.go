@@ -32,11 +32,19 @@
 // by differentiating through the simulation: through every state into the
 // next step's network input, the bridge terms and log R(x_T), whose
 // gradient the energy must provide (energy.Gradient). L·d is minus the
-// batch's ELBO, and its expected gradient is on-policy TB's; see PIS for
+// batch's ELBO, and its expected gradient is on-policy TB's; see pathIntegral (pis.go) for
 // the adjoint sweep. Its samples are P_F trajectories, evaluated as every
 // other method's.
 //
 // The policy network is a parameter (the Policy interface; package timenet
 // has the reference code's two architectures), and the target is any
 // energy.Energy.
+//
+// A run is driven by package run: Run trains a Config to its end (the
+// curve, checkpoints, cancellation, timings and progress are the
+// driver's), Resume continues or extends the run of a checkpoint, Load
+// returns its Trainer, ReadCheckpoint what it records, and Migrate
+// converts a checkpoint of an earlier gfn (format 1). New and Iterate
+// train without the driver; Evaluator and Trainer.Sample evaluate and
+// sample a policy.
 package diffusion

@@ -50,10 +50,10 @@ type Evaluator struct {
 	// MaxRows bounds one network pass when scoring exact samples
 	// (0: 50,000).
 	MaxRows int
-	sampler Sampler
-	tb      TB
-	fwd     Batch
-	bwd     Batch
+	sampler sampler
+	tb      balance
+	fwd     batch
+	bwd     batch
 	logR    []float64
 	logW    []float64 // the fresh samples' log w
 	delta   []float64 // the exact samples' log w
@@ -76,7 +76,7 @@ func (ev *Evaluator) Evaluate(e energy.Energy, p Process, a *Agent, n int, exact
 func (ev *Evaluator) evaluate(e energy.Energy, p Process, a *Agent, n int, exact []float32, rng *rand.Rand) (Metrics, []float32, error) {
 	m := Metrics{EUBO: math.NaN(), W2: math.NaN(), LogZ: float64(a.LogZ.Value[0]), Samples: n}
 	ev.logW, ev.exact = ev.logW[:0], false
-	ev.sampler.Forward(p, a.Net, n, SampleOptions{}, rng, &ev.fwd)
+	ev.sampler.Forward(p, a.Model, n, sampleOptions{}, rng, &ev.fwd)
 	ev.logR = growF(ev.logR, n)
 	x := ev.fwd.Final()
 	if err := checkOverflow(x, n, p.Dim, -1, "Student", p.Clip); err != nil {
@@ -111,7 +111,7 @@ func (ev *Evaluator) evaluate(e energy.Energy, p Process, a *Agent, n int, exact
 		ev.tb.MaxRows = 50000
 	}
 	ev.delta = growF(ev.delta, n)
-	ev.tb.Eval(p, a.Net, 0, &ev.bwd, ev.logR, ev.delta) // δ with log Z = 0 is log w
+	ev.tb.Eval(p, a.Model, 0, &ev.bwd, ev.logR, ev.delta) // δ with log Z = 0 is log w
 	ev.tb.out = nil
 	ev.exact = true
 	m.EUBO, _ = meanAndLogMeanExp(ev.delta[:n])

@@ -38,7 +38,7 @@ func Example_ownEnergy() {
 	cfg.Net = timenet.Config{Hidden: 32}
 	cfg.Steps, cfg.Batch, cfg.Iterations = 10, 128, 400
 	cfg.Sigma2, cfg.Student.LogZLR = 1, 0.1 // a target of unit scale near the origin
-	res, err := diffusion.Run(context.Background(), shifted{}, cfg, diffusion.RunOptions{EvalEvery: 100, FinalSamples: 2000})
+	res, err := diffusion.Run(context.Background(), shifted{}, cfg, diffusion.RunOptions{FinalSamples: 2000})
 	if err != nil {
 		fmt.Println(err)
 		return

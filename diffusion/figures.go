@@ -3,20 +3,21 @@ package diffusion
 import (
 	"errors"
 	"fmt"
-	"github.com/gfngo/gfn/target"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
 
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/plot"
+	"github.com/gfngo/gfn/run"
+	"github.com/gfngo/gfn/target"
 )
 
 // writeFigures draws samples.png (the final samples of the exact sampler,
 // the Student and the Teacher over the target's contours: the whole plane
 // for d = 2, the first coordinate pair's marginal for Manywell) and
 // curves.png (ELBO, ELBO-IS and EUBO against iterations, with log Z).
-func writeFigures(dir string, t *Trainer, res *Result) error {
+func writeFigures(dir string, t *Trainer, res *Result, curve *run.Curve) error {
 	d := t.Proc.Dim
 	var dens plot.Density2D
 	opt := plot.DensityOptions{}
@@ -64,11 +65,8 @@ func writeFigures(dir string, t *Trainer, res *Result) error {
 			return fmt.Errorf("diffusion: samples figure: %w", err)
 		}
 	}
-	var steps, elbo, elboIS, eubo, logZ []float64
-	for _, p := range res.Curve {
-		steps = append(steps, float64(p.Step))
-		elbo, elboIS, eubo, logZ = append(elbo, p.ELBO), append(elboIS, p.ELBOIS), append(eubo, p.EUBO), append(logZ, p.LogZ)
-	}
+	steps, elbo, elboIS := curve.Column("step"), curve.Column("elbo"), curve.Column("elbo_is")
+	eubo, logZ := curve.Column("eubo"), curve.Column("student_logz")
 	series := []plot.Series{{Name: "ELBO", X: steps, Y: elbo}, {Name: "ELBO-IS", X: steps, Y: elboIS},
 		{Name: "EUBO", X: steps, Y: eubo}, {Name: "learned log Z", X: steps, Y: logZ}}
 	title, ylabel, logY := "log Z bounds of the Student", "nats", false
@@ -123,25 +121,19 @@ func gmmDensity(e energy.GMM25, x, y float64) float64 {
 // it recorded, and n fresh samples of the Student, the Teacher (if any) and
 // the exact sampler drawn from seed.
 func Redraw(dir string, e energy.Energy, n int, seed uint64) error {
-	t, st, err := load(dir, e)
+	f, ck, err := load(dir, e)
 	if err != nil {
 		return err
 	}
-	rng := rand.New(rand.NewPCG(seed, 0xf19))
-	res := &Result{Curve: st.Curve, Exact: ExactSamples(e, n, rng)}
-	for _, a := range []*Agent{t.Student, t.Teacher} {
-		if a == nil {
-			continue
-		}
-		var s Sampler
-		var b Batch
-		s.Forward(t.Proc, a.Net, n, SampleOptions{}, rng, &b)
-		x := append([]float32(nil), b.Final()...)
-		if a == t.Student {
-			res.Student = x
-		} else {
-			res.Teacher = x
-		}
+	curve, err := storedCurve(ck)
+	if err != nil {
+		return err
 	}
-	return writeFigures(dir, t, res)
+	t := f.t
+	rng := rand.New(rand.NewPCG(seed, 0xf19))
+	res := &Result{Exact: ExactSamples(e, n, rng), Student: t.Student.sample(t.Proc, n, rng)}
+	if t.Teacher != nil {
+		res.Teacher = t.Teacher.sample(t.Proc, n, rng)
+	}
+	return writeFigures(dir, t, res, curve)
 }

@@ -1,12 +1,17 @@
 package diffusion_test
 
 import (
+	"bytes"
 	"context"
+	"hash/crc32"
+	"strconv"
 	"testing"
 
 	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/internal/fuzzckpt"
+	"github.com/gfngo/gfn/run"
+	"github.com/gfngo/gfn/safetensors"
 	"github.com/gfngo/gfn/timenet"
 )
 
@@ -33,42 +38,60 @@ func fuzzCheckpoints(tb testing.TB) [][]byte {
 		c.Steps, c.Batch, c.Iterations, c.BufferCap, c.Milestones = 3, 4, 4, 16, []int{-2}
 		edit(&c)
 		dir := tb.TempDir()
-		o := diffusion.RunOptions{OutDir: dir, Task: "25gmm", EvalEvery: 2, EvalSamples: 8, FinalSamples: 8, CheckpointEvery: 2, NoFigures: true}
+		o := diffusion.RunOptions{Options: run.Options{OutDir: dir, EvalEvery: 2, CheckpointEvery: 2, NoFigures: true},
+			Task: "25gmm", EvalSamples: 8, FinalSamples: 8}
 		if _, err := diffusion.Run(context.Background(), energy.GMM25{}, c, o); err != nil {
 			tb.Fatal(err)
 		}
 		if _, err := diffusion.Load(dir, energy.GMM25{}); err != nil {
 			tb.Fatal(err)
 		}
-		out = append(out, fuzzckpt.File(tb, dir, diffusion.CheckpointFile))
+		out = append(out, fuzzckpt.File(tb, dir, run.CheckpointFile))
 	}
 	return out
 }
 
 // loadFuzzed writes b as the checkpoint of a fresh directory and reads it
-// with ReadState and Load (on 25GMM). Errors are expected; a panic is a
-// failure, and so is a checkpoint Load accepts but ReadState describes
-// differently.
+// with ReadCheckpoint and Load (on 25GMM). Errors are expected; a panic is
+// a failure, and so is a checkpoint Load accepts but ReadCheckpoint
+// describes differently.
 func loadFuzzed(t *testing.T, b []byte) {
-	dir := fuzzckpt.Dir(t, diffusion.CheckpointFile, b)
-	_, _, cfg, step, err := diffusion.ReadState(dir)
+	dir := fuzzckpt.Dir(t, run.CheckpointFile, b)
+	st, err := diffusion.ReadCheckpoint(dir)
 	tr, lerr := diffusion.Load(dir, energy.GMM25{})
-	if !fuzzckpt.Loaded(t, "ReadState", err, lerr) {
+	if !fuzzckpt.Loaded(t, "ReadCheckpoint", err, lerr) {
 		return
 	}
-	if tr.Step != step || tr.Cfg.Method != cfg.Method {
-		t.Fatalf("Load's step %d and method %s differ from ReadState's %d and %s", tr.Step, tr.Cfg.Method, step, cfg.Method)
+	if tr.Step != st.Done || (tr.Teacher != nil) != (st.Config.Method == diffusion.MethodTeacher) {
+		t.Fatalf("Load's step %d and Teacher %v differ from ReadCheckpoint's %d and method %s", tr.Step, tr.Teacher != nil, st.Done, st.Config.Method)
 	}
 }
 
-// FuzzLoad feeds mutated checkpoint files to ReadState and Load.
+// signed is loadFuzzed for a file whose header was replaced by fuzzed
+// JSON: it checksums the header first (run.Open refuses a header without
+// its CRC-32C), so that the fuzzed content reaches the configuration's
+// validation and the trainer's construction.
+func signed(t *testing.T, b []byte) {
+	ts, meta, err := safetensors.Read(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta["gfn_crc32c"] = strconv.FormatUint(uint64(crc32.Checksum([]byte(meta["gfn"]), crc32.MakeTable(crc32.Castagnoli))), 16)
+	var buf bytes.Buffer
+	if err := safetensors.Write(&buf, ts, meta); err != nil {
+		t.Fatal(err)
+	}
+	loadFuzzed(t, buf.Bytes())
+}
+
+// FuzzLoad feeds mutated checkpoint files to ReadCheckpoint and Load.
 func FuzzLoad(f *testing.F) {
 	fuzzckpt.FuzzFile(f, fuzzCheckpoints(f), loadFuzzed)
 }
 
-// FuzzLoadState keeps a seed checkpoint's tensors and replaces its run
-// state (the "gfn_state" metadata: the configuration, dimension, counters,
-// random streams) with fuzzed JSON, which reaches the configuration's
+// FuzzLoadState keeps a seed checkpoint's tensors and replaces its
+// header (the "gfn" metadata: the configuration, dimension, counters,
+// random streams, checksums) with fuzzed JSON, which reaches the configuration's
 // validation and the trainer's construction.
 func FuzzLoadState(f *testing.F) {
 	// Load built the trainer with New, which sized the network by the
@@ -79,5 +102,5 @@ func FuzzLoadState(f *testing.F) {
 		{Old: `"Hidden":4`, New: `"Hidden":100000000000000`},
 		{Old: `"batch":4`, New: `"batch":1000000000000000`},
 	}
-	fuzzckpt.FuzzState(f, fuzzCheckpoints(f), "gfn_state", extra, loadFuzzed)
+	fuzzckpt.FuzzState(f, fuzzCheckpoints(f), "gfn", extra, signed)
 }

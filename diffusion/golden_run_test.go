@@ -41,6 +41,7 @@ import (
 	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/internal/kernel"
+	"github.com/gfngo/gfn/run"
 )
 
 // ---------------------------------------------------------------------
@@ -79,13 +80,14 @@ func goldenShrink(c *diffusion.Config) {
 // goldenOptions are the evaluation settings: a curve point after
 // iterations 0, 40, 80 and 120 of 200 samples, 400 final samples.
 func goldenOptions() diffusion.RunOptions {
-	return diffusion.RunOptions{Task: "25gmm", EvalEvery: 40, EvalSamples: 200, FinalSamples: 400, NoFigures: true}
+	return diffusion.RunOptions{Options: run.Options{EvalEvery: 40, NoFigures: true}, Task: "25gmm", EvalSamples: 200, FinalSamples: 400}
 }
 
 // goldenRun runs c with its outputs in dir and returns what the golden
 // files record: summary.json and metrics.csv as Run wrote them, the curve
-// (Result.Curve, flattened by goldenFlatten), and goldenParamHash of the
-// final trainer.
+// (Result.Curve as the recorded []Point flattened: a map per point from
+// the point's JSON names, goldenPointNames, to its values), and
+// goldenParamHash of the final trainer.
 func goldenRun(t *testing.T, c goldenCase, dir string) goldenOutput {
 	t.Helper()
 	cfg, err := diffusion.PresetFor(c.preset, "25gmm", c.method)
@@ -105,9 +107,31 @@ func goldenRun(t *testing.T, c goldenCase, dir string) goldenOutput {
 	return goldenOutput{
 		Summary:   goldenReadFile(t, filepath.Join(dir, "summary.json")),
 		CurveCSV:  goldenReadFile(t, filepath.Join(dir, "metrics.csv")),
-		Curve:     res.Curve,
+		Curve:     goldenPoints(res.Curve),
 		ParamHash: goldenParamHash(res.Trainer),
 	}
+}
+
+// goldenPointNames are the JSON names of the recorded curve points'
+// fields by the curve's column (the Student's log Z was the point's
+// log_z).
+var goldenPointNames = map[string]string{"student_logz": "log_z"}
+
+// goldenPoints is the curve as the recorded points: one map per point.
+func goldenPoints(c *run.Curve) []map[string]float64 {
+	var out []map[string]float64
+	for i := range c.Len() {
+		p := map[string]float64{}
+		for _, name := range c.Names() {
+			key := name
+			if k, ok := goldenPointNames[name]; ok {
+				key = k
+			}
+			p[key] = c.Value(i, name)
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // goldenParamHash is the SHA-256 of every parameter value (float32 bits,
@@ -149,7 +173,9 @@ func goldenParamHash(tr *diffusion.Trainer) string {
 var (
 	goldenSummaryRenames = map[string]string{}
 	goldenCurveRenames   = map[string]string{}
-	goldenNewKeys        = map[string]bool{}
+	// The driver's summary fields (run.Summary) that the recorded runs
+	// lacked; its timings, renamed from ms_per_iter_*, are wall-clock.
+	goldenNewKeys = map[string]bool{"family": true, "unit": true, "ms_per_step_mean": true, "ms_per_step_early": true, "ms_per_step_late": true}
 )
 
 // goldenCases are the methods of the diffusion table (paper preset), local

@@ -11,7 +11,7 @@ import (
 	"github.com/gfngo/gfn/timenet"
 )
 
-// PIS evaluates and differentiates the path integral sampler's objective
+// pathIntegral evaluates and differentiates the path integral sampler's objective
 // (Zhang & Chen 2022) in gfn-diffusion's form (the pis loss of
 // energy_sampling/gflownet_losses.py): on n reparameterised forward
 // trajectories
@@ -39,8 +39,8 @@ import (
 // network (T clones sharing the parameters, about T·n·(5h + 2d) float32
 // values for the PIS network of width h), so nothing is recomputed.
 //
-// A PIS keeps scratch space between calls (not safe for concurrent use).
-type PIS struct {
+// A pathIntegral keeps scratch space between calls (not safe for concurrent use).
+type pathIntegral struct {
 	base timenet.Net   // the network the clones share parameters with
 	nets []timenet.Net // one clone per step, holding its activations
 	outs []*nn.Matrix  // the steps' outputs (owned by the clones)
@@ -58,9 +58,9 @@ type PIS struct {
 // Eval draws n reparameterised trajectories of net into b (states, LogPF
 // in the ε form above, LogPB), sets logR (n values) and the gradient of
 // log R at x_T, and returns the loss L. The noises are drawn from rng in
-// Sampler.Forward's order. Grad then differentiates this loss; the
+// sampler.Forward's order. Grad then differentiates this loss; the
 // parameters must not change in between.
-func (p *PIS) Eval(proc Process, net timenet.Net, e energy.Gradient, n int, rng *rand.Rand, b *Batch, logR []float64) (float64, error) {
+func (p *pathIntegral) Eval(proc Process, net timenet.Net, e energy.Gradient, n int, rng *rand.Rand, b *batch, logR []float64) (float64, error) {
 	if net.Dim() != proc.Dim || e.Dim() != proc.Dim {
 		panic(fmt.Sprintf("diffusion: PIS with a policy of dimension %d and an energy of dimension %d for a process of dimension %d", net.Dim(), e.Dim(), proc.Dim))
 	}
@@ -99,7 +99,7 @@ func (p *PIS) Eval(proc Process, net timenet.Net, e energy.Gradient, n int, rng 
 			b.LogPF[r] -= lp / 2
 		}
 	}
-	proc.ScoreBackward(b)
+	proc.scoreBackward(b)
 	p.grad = growF(p.grad, n*d)
 	if err := e.GradLogReward(b.Final(), logR[:n], p.grad); err != nil {
 		return math.NaN(), err
@@ -113,7 +113,7 @@ func (p *PIS) Eval(proc Process, net timenet.Net, e energy.Gradient, n int, rng 
 }
 
 // clones gives p one clone of net per step.
-func (p *PIS) clones(net timenet.Net, steps int) {
+func (p *pathIntegral) clones(net timenet.Net, steps int) {
 	if p.base != net {
 		p.base, p.nets = net, p.nets[:0]
 	}
@@ -129,10 +129,10 @@ func (p *PIS) clones(net timenet.Net, steps int) {
 
 // Grad adds the gradient of the last Eval's loss to the parameters'
 // gradients, b being that Eval's batch.
-func (p *PIS) Grad(proc Process, b *Batch) {
+func (p *pathIntegral) Grad(proc Process, b *batch) {
 	n, d, dt := p.n, proc.Dim, proc.dt()
 	if n == 0 || b.N != n {
-		panic("diffusion: PIS.Grad without a matching Eval")
+		panic("diffusion: pathIntegral.Grad without a matching Eval")
 	}
 	p.n = 0
 	T := proc.Steps
@@ -199,11 +199,11 @@ func (p *PIS) Grad(proc Process, b *Batch) {
 // iteratePIS is Iterate for the pis method: one PIS step on a fresh
 // batch of the Student.
 func (t *Trainer) iteratePIS() (Iteration, error) {
-	cfg, a := t.Cfg, t.Student
+	cfg, a := t.cfg, t.Student
 	it := Iteration{Role: teacher.Student, TeacherLoss: math.NaN()}
 	nn.ZeroGrad(a.Params())
 	t.logR = growF(t.logR, cfg.Batch)
-	loss, err := a.pis.Eval(t.Proc, a.Net, t.Energy.(energy.Gradient), cfg.Batch, t.rng, &t.batch, t.logR)
+	loss, err := a.pis.Eval(t.Proc, a.Model, t.Energy.(energy.Gradient), cfg.Batch, t.rng, &t.batch, t.logR)
 	if err != nil {
 		return it, &RewardError{Iteration: t.Step, Err: err}
 	}

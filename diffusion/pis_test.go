@@ -35,8 +35,8 @@ func pisNet(t *testing.T, cfg timenet.Config, dim int, scale float64, seed uint6
 
 // pisLoss is the PIS loss with the noises of the stream seed.
 func pisLoss(t *testing.T, proc Process, net timenet.Net, e energy.Gradient, n int, seed uint64) float64 {
-	var p PIS
-	var b Batch
+	var p pathIntegral
+	var b batch
 	loss, err := p.Eval(proc, net, e, n, rand.New(rand.NewPCG(seed, 1)), &b, make([]float64, n))
 	if err != nil {
 		t.Fatal(err)
@@ -70,8 +70,8 @@ func TestPISGradient(t *testing.T) {
 		proc := Process{Dim: 2, Steps: 5, Sigma2: 5, LearnedVariance: tc.learned, VarianceRange: 4, Clip: tc.clip}
 		net := pisNet(t, tc.cfg, 2, 2, 11)
 		const n, seed = 64, 21
-		var p PIS
-		var b Batch
+		var p pathIntegral
+		var b batch
 		ps := net.Params()
 		nn.ZeroGrad(ps)
 		logR := make([]float64, n)
@@ -150,8 +150,8 @@ func TestPISZeroNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 40
-	var p PIS
-	var b Batch
+	var p pathIntegral
+	var b batch
 	logR := make([]float64, n)
 	nn.ZeroGrad(net.Params())
 	loss, err := p.Eval(proc, net, e, n, rand.New(rand.NewPCG(5, 6)), &b, logR)
@@ -209,8 +209,8 @@ func TestPISAllocations(t *testing.T) {
 	e := energy.GMM25{}
 	proc := Process{Dim: 2, Steps: 10, Sigma2: 5}
 	net := pisNet(t, timenet.Config{Arch: timenet.PIS, Hidden: 16}, 2, 1, 3)
-	var p PIS
-	var b Batch
+	var p pathIntegral
+	var b batch
 	logR := make([]float64, 32)
 	rng := rand.New(rand.NewPCG(1, 1))
 	step := func() {
@@ -336,7 +336,7 @@ func TestPISGradientOverflowStops(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Resume(context.Background(), dir, energy.GMM25{}, RunOptions{EvalEvery: 50, EvalSamples: 250, FinalSamples: 500, NoFigures: true}); err != nil {
+	if _, err := Resume(context.Background(), dir, energy.GMM25{}, quick); err != nil {
 		t.Fatalf("resume: %v", err)
 	}
 }

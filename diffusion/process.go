@@ -88,19 +88,19 @@ func (p Process) logVar(v float32) float64 {
 	return math.Log(p.Sigma2) + p.VarianceRange*math.Tanh(float64(v))
 }
 
-// Batch holds n trajectories, step-major: the states of step i are the
+// batch holds n trajectories, step-major: the states of step i are the
 // rows X[i·n·d : (i+1)·n·d] (n×d), i = 0..T, so that one step is one block
 // of network rows.
-type Batch struct {
+type batch struct {
 	N, Dim, Steps int
 	X             []float32
-	// LogPF and LogPB are each trajectory's Σ log P_F (set by SampleForward
-	// with the policy that sampled it, or by TB.Eval) and Σ log P_B.
+	// LogPF and LogPB are each trajectory's Σ log P_F (set by sampler.Forward
+	// with the policy that sampled it, or by balance.Eval) and Σ log P_B.
 	LogPF, LogPB []float64
 }
 
 // Reset shapes b for n trajectories of p, reusing its storage.
-func (b *Batch) Reset(p Process, n int) {
+func (b *batch) Reset(p Process, n int) {
 	b.N, b.Dim, b.Steps = n, p.Dim, p.Steps
 	m := (p.Steps + 1) * n * p.Dim
 	if cap(b.X) < m {
@@ -112,13 +112,13 @@ func (b *Batch) Reset(p Process, n int) {
 }
 
 // Step returns the states of step i (n×d rows, aliasing X).
-func (b *Batch) Step(i int) []float32 { return b.X[i*b.N*b.Dim : (i+1)*b.N*b.Dim] }
+func (b *batch) Step(i int) []float32 { return b.X[i*b.N*b.Dim : (i+1)*b.N*b.Dim] }
 
 // Final returns the terminal states x_T (n×d rows, aliasing X).
-func (b *Batch) Final() []float32 { return b.Step(b.Steps) }
+func (b *batch) Final() []float32 { return b.Step(b.Steps) }
 
 // Keep reduces the batch to the trajectories rows (in that order).
-func (b *Batch) Keep(rows []int) {
+func (b *batch) Keep(rows []int) {
 	d := b.Dim
 	for i := 0; i <= b.Steps; i++ {
 		src := b.X[i*b.N*d : (i+1)*b.N*d]
@@ -137,13 +137,13 @@ func (b *Batch) Keep(rows []int) {
 
 var log2Pi = math.Log(2 * math.Pi)
 
-// SampleOptions control forward sampling.
-type SampleOptions struct {
+// sampleOptions control forward sampling.
+type sampleOptions struct {
 	// Explore is f: the per-step noise variance is dt·e^λ + f² (0: none).
 	Explore float64
 	// Record keeps the policy's activations of every step when it is a
 	// Recorder, so that training on the batch needs no second forward
-	// pass (Sampler.Recorded, TB.EvalRecorded).
+	// pass (sampler.Recorded, balance.EvalRecorded).
 	Record bool
 }
 
@@ -157,9 +157,9 @@ type Recorder interface {
 	EndRecord() *nn.Matrix
 }
 
-// Sampler draws trajectories; it keeps scratch space between calls (not
+// sampler draws trajectories; it keeps scratch space between calls (not
 // safe for concurrent use).
-type Sampler struct {
+type sampler struct {
 	x  nn.Matrix
 	ts [1]float32
 	// Recorded is the output of the last recorded Forward (T·n rows,
@@ -170,7 +170,7 @@ type Sampler struct {
 // Forward draws n trajectories from the policy, filling dst's states,
 // LogPF (scored with the policy's own variance, without exploration) and
 // LogPB.
-func (s *Sampler) Forward(p Process, net Policy, n int, opt SampleOptions, rng *rand.Rand, dst *Batch) {
+func (s *sampler) Forward(p Process, net Policy, n int, opt sampleOptions, rng *rand.Rand, dst *batch) {
 	if net.Dim() != p.Dim {
 		panic(fmt.Sprintf("diffusion: policy of dimension %d for a process of dimension %d", net.Dim(), p.Dim))
 	}
@@ -217,13 +217,13 @@ func (s *Sampler) Forward(p Process, net Policy, n int, opt SampleOptions, rng *
 	if record {
 		s.Recorded = rec.EndRecord()
 	}
-	p.ScoreBackward(dst)
+	p.scoreBackward(dst)
 }
 
 // Backward draws n trajectories ending at the rows of x (n×d) from the
 // Brownian bridge P_B, filling dst's states and LogPB (LogPF is zeroed:
-// score it with TB.Eval).
-func (s *Sampler) Backward(p Process, x []float32, n int, rng *rand.Rand, dst *Batch) {
+// score it with balance.Eval).
+func (s *sampler) Backward(p Process, x []float32, n int, rng *rand.Rand, dst *batch) {
 	if len(x) < n*p.Dim {
 		panic(fmt.Sprintf("diffusion: %d values are fewer than %d points of dimension %d", len(x), n, p.Dim))
 	}
@@ -242,12 +242,12 @@ func (s *Sampler) Backward(p Process, x []float32, n int, rng *rand.Rand, dst *B
 			prev[j] = float32(float64(cur[j])*a + sd*rng.NormFloat64())
 		}
 	}
-	p.ScoreBackward(dst)
+	p.scoreBackward(dst)
 }
 
-// ScoreBackward sets b.LogPB to each trajectory's Σ_{i≥1} log P_B(x_i |
+// scoreBackward sets b.LogPB to each trajectory's Σ_{i≥1} log P_B(x_i |
 // x_{i+1}) under the Brownian bridge.
-func (p Process) ScoreBackward(b *Batch) {
+func (p Process) scoreBackward(b *batch) {
 	d, dt := p.Dim, p.dt()
 	clear(b.LogPB)
 	for i := 1; i < p.Steps; i++ {

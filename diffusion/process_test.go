@@ -72,9 +72,9 @@ func TestBrownianMotionRatio(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, proc := range []Process{{Dim: 2, Steps: 100, Sigma2: 5}, {Dim: 3, Steps: 7, Sigma2: 1}, {Dim: 1, Steps: 1, Sigma2: 2}} {
 		zero := newLinearPolicy(proc.Dim, rng, 0)
-		var s Sampler
-		var b Batch
-		s.Forward(proc, zero, 50, SampleOptions{}, rng, &b)
+		var s sampler
+		var b batch
+		s.Forward(proc, zero, 50, sampleOptions{}, rng, &b)
 		check := func(what string) {
 			for r := range b.N {
 				x := b.Final()[r*proc.Dim : (r+1)*proc.Dim]
@@ -89,9 +89,9 @@ func TestBrownianMotionRatio(t *testing.T) {
 			}
 		}
 		check("forward")
-		// The same through TB.Eval's scoring of backward trajectories.
+		// The same through balance.Eval's scoring of backward trajectories.
 		s.Backward(proc, append([]float32(nil), b.Final()...), b.N, rng, &b)
-		var tb TB
+		var tb balance
 		delta := make([]float64, b.N)
 		tb.Eval(proc, zero, 0, &b, make([]float64, b.N), delta)
 		check("backward")
@@ -108,8 +108,8 @@ func TestBridgeMarginals(t *testing.T) {
 	for i := range x {
 		x[i] = 3
 	}
-	var s Sampler
-	var b Batch
+	var s sampler
+	var b batch
 	s.Backward(proc, x, n, rng, &b)
 	for _, i := range []int{1, 5, 9} {
 		var m, v float64
@@ -135,7 +135,7 @@ func TestBridgeMarginals(t *testing.T) {
 }
 
 // TestSampledLogPFMatchesEval: the log P_F recorded while sampling (with
-// and without exploration) is the one TB.Eval computes from the states.
+// and without exploration) is the one balance.Eval computes from the states.
 func TestSampledLogPFMatchesEval(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, tc := range []struct {
@@ -146,11 +146,11 @@ func TestSampledLogPFMatchesEval(t *testing.T) {
 		proc := Process{Dim: 2, Steps: 20, Sigma2: 5, LearnedVariance: learned, VarianceRange: 4, Clip: tc.clip}
 		pol := newLinearPolicy(2, rng, 0.3)
 		for _, f := range []float64{0, 0.5} {
-			var s Sampler
-			var b Batch
-			s.Forward(proc, pol, 30, SampleOptions{Explore: f}, rng, &b)
+			var s sampler
+			var b batch
+			s.Forward(proc, pol, 30, sampleOptions{Explore: f}, rng, &b)
 			sampled := append([]float64(nil), b.LogPF...)
-			var tb TB
+			var tb balance
 			tb.Eval(proc, pol, 0, &b, make([]float64, b.N), make([]float64, b.N))
 			for r := range b.N {
 				if math.Abs(sampled[r]-b.LogPF[r]) > 1e-6*math.Max(1, math.Abs(sampled[r])) {
@@ -162,8 +162,8 @@ func TestSampledLogPFMatchesEval(t *testing.T) {
 }
 
 // tbLoss is the TB loss of the policy on the batch in float64.
-func tbLoss(proc Process, pol Policy, logZ float64, b *Batch, logR []float64) float64 {
-	var tb TB
+func tbLoss(proc Process, pol Policy, logZ float64, b *batch, logR []float64) float64 {
+	var tb balance
 	return tb.Eval(proc, pol, logZ, b, logR, make([]float64, b.N))
 }
 
@@ -180,9 +180,9 @@ func TestTBGradient(t *testing.T) {
 		rng := rand.New(rand.NewPCG(7, 8))
 		proc := Process{Dim: 2, Steps: 6, Sigma2: 2, LearnedVariance: learned, VarianceRange: 4, Clip: tc.clip}
 		pol := newLinearPolicy(2, rng, 0.4)
-		var s Sampler
-		var b Batch
-		s.Forward(proc, pol, 8, SampleOptions{Explore: 0.3}, rng, &b)
+		var s sampler
+		var b batch
+		s.Forward(proc, pol, 8, sampleOptions{Explore: 0.3}, rng, &b)
 		if tc.clip > 0 {
 			// Part of the drifts must be clipped, part not.
 			var in, out int
@@ -211,7 +211,7 @@ func TestTBGradient(t *testing.T) {
 		logZ.Value[0] = 0.7
 		var grads [2][]float32
 		for pass, maxRows := range []int{0, 2 * b.N} {
-			tb := TB{MaxRows: maxRows}
+			tb := balance{MaxRows: maxRows}
 			nn.ZeroGrad(append(pol.Params(), logZ))
 			delta := make([]float64, b.N)
 			tb.Eval(proc, pol, float64(logZ.Value[0]), &b, logR, delta)

@@ -6,10 +6,10 @@ import (
 	"github.com/gfngo/gfn/nn"
 )
 
-// TB evaluates and differentiates trajectory balance for a policy on a
+// balance evaluates and differentiates trajectory balance for a policy on a
 // batch. It keeps scratch space (not safe for concurrent use; give each
 // agent its own).
-type TB struct {
+type balance struct {
 	// MaxRows bounds the rows of one network pass. 0 runs every step of
 	// the batch in one pass, whose activations Grad then reuses (the
 	// cheapest, T·n rows of activations in memory); otherwise whole steps
@@ -24,7 +24,7 @@ type TB struct {
 }
 
 // chunk is the number of steps per network pass.
-func (tb *TB) chunk(p Process, n int) int {
+func (tb *balance) chunk(p Process, n int) int {
 	if tb.MaxRows <= 0 || tb.MaxRows >= p.Steps*n {
 		return p.Steps
 	}
@@ -32,7 +32,7 @@ func (tb *TB) chunk(p Process, n int) int {
 }
 
 // forward runs the policy on steps [i0, i0+k) of b.
-func (tb *TB) forward(p Process, net Policy, b *Batch, i0, k int) *nn.Matrix {
+func (tb *balance) forward(p Process, net Policy, b *batch, i0, k int) *nn.Matrix {
 	d := p.Dim
 	tb.x.Rows, tb.x.Cols, tb.x.Data = k*b.N, d, b.X[i0*b.N*d:(i0+k)*b.N*d]
 	if cap(tb.ts) < k {
@@ -48,7 +48,7 @@ func (tb *TB) forward(p Process, net Policy, b *Batch, i0, k int) *nn.Matrix {
 // Eval sets b.LogPF to each trajectory's Σ log P_F under net, writes
 // δ_b = logR_b + LogPB_b − LogPF_b − logZ into delta and returns the loss,
 // the mean of ½·δ².
-func (tb *TB) Eval(p Process, net Policy, logZ float64, b *Batch, logR, delta []float64) float64 {
+func (tb *balance) Eval(p Process, net Policy, logZ float64, b *batch, logR, delta []float64) float64 {
 	n := b.N
 	clear(b.LogPF[:n])
 	k := tb.chunk(p, n)
@@ -65,9 +65,9 @@ func (tb *TB) Eval(p Process, net Policy, logZ float64, b *Batch, logR, delta []
 }
 
 // EvalRecorded is Eval on the output of a recorded sampling pass of the
-// same policy over b (Sampler.Recorded): the same numbers without running
+// same policy over b (sampler.Recorded): the same numbers without running
 // the network again. The policy must not run another Forward before Grad.
-func (tb *TB) EvalRecorded(p Process, out *nn.Matrix, logZ float64, b *Batch, logR, delta []float64) float64 {
+func (tb *balance) EvalRecorded(p Process, out *nn.Matrix, logZ float64, b *batch, logR, delta []float64) float64 {
 	n := b.N
 	if out.Rows != p.Steps*n {
 		panic("diffusion: a recorded pass of the wrong size")
@@ -80,7 +80,7 @@ func (tb *TB) EvalRecorded(p Process, out *nn.Matrix, logZ float64, b *Batch, lo
 
 // residuals writes δ_b = logR_b + LogPB_b − LogPF_b − logZ into delta and
 // returns the mean of ½·δ².
-func residuals(b *Batch, logZ float64, logR, delta []float64) float64 {
+func residuals(b *batch, logZ float64, logR, delta []float64) float64 {
 	var loss float64
 	for r := range b.N {
 		delta[r] = logR[r] + b.LogPB[r] - b.LogPF[r] - logZ
@@ -93,7 +93,7 @@ func residuals(b *Batch, logZ float64, logR, delta []float64) float64 {
 // is not nil) the gradient of Eval's loss, given its δ. When Eval ran one
 // pass over the whole batch, net must not have run another Forward since:
 // Grad reuses that pass's activations.
-func (tb *TB) Grad(p Process, net Policy, logZ *nn.Param, b *Batch, delta []float64) {
+func (tb *balance) Grad(p Process, net Policy, logZ *nn.Param, b *batch, delta []float64) {
 	n := b.N
 	// ∂loss/∂Σlog P_F = −δ/n, ∂loss/∂log Z = −mean δ.
 	var sum float64
@@ -121,7 +121,7 @@ func (tb *TB) Grad(p Process, net Policy, logZ *nn.Param, b *Batch, delta []floa
 
 // scoreRows adds each trajectory's log P_F of steps [i0, i0+k), from the
 // policy outputs out (k·n rows), into logPF.
-func scoreRows(p Process, out *nn.Matrix, b *Batch, i0, k int, logPF []float64) {
+func scoreRows(p Process, out *nn.Matrix, b *batch, i0, k int, logPF []float64) {
 	n, d, dt := b.N, p.Dim, p.dt()
 	ldt := math.Log(dt)
 	// A fixed variance needs no log or exp per value (same bits).
@@ -153,7 +153,7 @@ func scoreRows(p Process, out *nn.Matrix, b *Batch, i0, k int, logPF []float64) 
 //
 // with res = x_{i+1} − x_i − dt·u and, for a learned variance,
 // ∂λ/∂v = ρ·(1 − tanh² v).
-func gradRows(p Process, out *nn.Matrix, b *Batch, i0, k int, delta []float64, scale float64, dy *nn.Matrix) {
+func gradRows(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, scale float64, dy *nn.Matrix) {
 	n, d, dt := b.N, p.Dim, p.dt()
 	dy.Resize(k*n, 2*d)
 	ev0 := math.Exp(math.Log(p.Sigma2))

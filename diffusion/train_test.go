@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gfngo/gfn/energy"
+	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/teacher"
 	"github.com/gfngo/gfn/timenet"
 )
@@ -31,7 +32,7 @@ func smallConfig(m Method, iters int) Config {
 	return c
 }
 
-var quick = RunOptions{EvalEvery: 50, EvalSamples: 250, FinalSamples: 500, NoFigures: true}
+var quick = RunOptions{Options: run.Options{EvalEvery: 50, NoFigures: true}, EvalSamples: 250, FinalSamples: 500}
 
 // TestStudentImproves: every method raises the ELBO of 25GMM within a few
 // hundred small iterations, and the outputs are consistent.
@@ -41,20 +42,22 @@ func TestStudentImproves(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", m, err)
 		}
-		first, last := res.Curve[0], res.Curve[len(res.Curve)-1]
+		c := res.Curve
+		n := c.Len() - 1
 		t.Logf("%s: ELBO %.3f -> %.3f, EUBO %.3f -> %.3f, W2 %.2f -> %.2f, final ELBO %.3f EUBO %.3f W2 %.2f logZ %.3f",
-			m, first.ELBO, last.ELBO, first.EUBO, last.EUBO, first.W2, last.W2, res.Summary.ELBO, *res.Summary.EUBO, *res.Summary.W2, res.Summary.LogZ)
-		if !(last.ELBO > first.ELBO+0.5) {
-			t.Errorf("%s: ELBO %.3f -> %.3f, want an increase of at least 0.5 nat", m, first.ELBO, last.ELBO)
+			m, c.Value(0, "elbo"), c.Value(n, "elbo"), c.Value(0, "eubo"), c.Value(n, "eubo"), c.Value(0, "w2"), c.Value(n, "w2"),
+			res.Summary.ELBO, *res.Summary.EUBO, *res.Summary.W2, res.Summary.LogZ)
+		if !(c.Value(n, "elbo") > c.Value(0, "elbo")+0.5) {
+			t.Errorf("%s: ELBO %.3f -> %.3f, want an increase of at least 0.5 nat", m, c.Value(0, "elbo"), c.Value(n, "elbo"))
 		}
 		if !(res.Summary.ELBO <= res.Summary.ELBOIS+1e-9) || !(res.Summary.ELBOIS <= *res.Summary.EUBO+0.5) {
 			t.Errorf("%s: ELBO %.3f, ELBO-IS %.3f, EUBO %.3f out of order", m, res.Summary.ELBO, res.Summary.ELBOIS, *res.Summary.EUBO)
 		}
-		if len(res.Curve) != 6 || res.Curve[1].Step != 50 || res.Summary.Steps != 300 {
-			t.Errorf("%s: %d curve points (step %d), %d steps", m, len(res.Curve), res.Curve[1].Step, res.Summary.Steps)
+		if c.Len() != 6 || c.Value(1, "step") != 50 || res.Summary.Steps != 300 {
+			t.Errorf("%s: %d curve points (step %v), %d steps", m, c.Len(), c.Value(1, "step"), res.Summary.Steps)
 		}
-		if (m == MethodTeacher) != (res.Teacher != nil) || math.IsNaN(last.TeacherLoss) != (m != MethodTeacher) {
-			t.Errorf("%s: Teacher samples %v, Teacher loss %v", m, res.Teacher != nil, last.TeacherLoss)
+		if tl := c.Value(n, "teacher_loss"); (m == MethodTeacher) != (res.Teacher != nil) || math.IsNaN(tl) != (m != MethodTeacher) {
+			t.Errorf("%s: Teacher samples %v, Teacher loss %v", m, res.Teacher != nil, tl)
 		}
 	}
 }
@@ -124,7 +127,7 @@ func interruptedRun(t *testing.T, cfg Config, o RunOptions, ck, at int) (want *R
 	}
 	o.OutDir = part
 	stop := errors.New("killed")
-	o.afterCheckpoint = func(step int) error {
+	o.AfterCheckpoint = func(step int) error {
 		if step == at {
 			return stop
 		}
@@ -134,6 +137,12 @@ func interruptedRun(t *testing.T, cfg Config, o RunOptions, ck, at int) (want *R
 		t.Fatalf("%s: interrupted run: %v", cfg.Method, err)
 	}
 	return want, full, part
+}
+
+// readStep is the iteration and configuration of the checkpoint in dir.
+func readStep(dir string) (int, Config, error) {
+	st, err := ReadCheckpoint(dir)
+	return st.Done, st.Config, err
 }
 
 // curveCSV is metrics.csv without its wall-clock column.
@@ -236,7 +245,7 @@ func TestNonFiniteEnergyStops(t *testing.T) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
-	if _, _, _, step, err := ReadState(dir); err != nil || step != nf.Iteration {
+	if step, _, err := readStep(dir); err != nil || step != nf.Iteration {
 		t.Errorf("checkpoint at step %d (%v), want %d", step, err, nf.Iteration)
 	}
 }
@@ -252,7 +261,7 @@ func TestRecordedPassIsExact(t *testing.T) {
 				t.Fatal(err)
 			}
 			tr.noRecord = noRecord
-			if _, ok := tr.Student.Net.(Recorder); !ok {
+			if _, ok := tr.Student.Model.(Recorder); !ok {
 				t.Fatal("the Student's network cannot record")
 			}
 			// Count the Student steps that find a recorded pass to reuse:
@@ -354,7 +363,7 @@ func TestFailingEnergyStopsWithCheckpoint(t *testing.T) {
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "reward server down") || !strings.Contains(err.Error(), "checkpoint") {
 		t.Fatalf("error %v, want a RewardError after a checkpoint", err)
 	}
-	if _, _, _, step, err := ReadState(dir); err != nil || step != re.Iteration {
+	if step, _, err := readStep(dir); err != nil || step != re.Iteration {
 		t.Errorf("checkpoint at step %d (%v), want %d", step, err, re.Iteration)
 	}
 	if _, err := Resume(context.Background(), dir, failingEnergy{calls: calls}, RunOptions{}); err != nil {
@@ -393,8 +402,8 @@ func TestFailedEvaluationIsRedone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(want.Curve) != 3 || *count%3 != 0 {
-		t.Fatalf("%d curve points, %d evaluation calls: want 3 evaluations of as many calls each", len(want.Curve), *count)
+	if want.Curve.Len() != 3 || *count%3 != 0 {
+		t.Fatalf("%d curve points, %d evaluation calls: want 3 evaluations of as many calls each", want.Curve.Len(), *count)
 	}
 	perEval := *count / 3
 	dir := t.TempDir()
@@ -482,11 +491,11 @@ func TestOverflowStopsWithCheckpoint(t *testing.T) {
 	if _, err := tr.Iterate(); err != nil {
 		t.Fatal(err)
 	}
-	poisonDrift(t, tr.Teacher.Net)
+	poisonDrift(t, tr.Teacher.Model)
 	dir := t.TempDir()
 	o := quick
 	o.OutDir = dir
-	_, err = newRunner(context.Background(), tr, o).run()
+	_, err = drive(context.Background(), tr, o)
 	var oe *OverflowError
 	if !errors.As(err, &oe) || oe.Sampler != "Teacher" || !strings.Contains(err.Error(), "drift clip") || !strings.Contains(err.Error(), "checkpoint") {
 		t.Fatalf("error %v, want a Teacher OverflowError after a checkpoint", err)
@@ -494,7 +503,7 @@ func TestOverflowStopsWithCheckpoint(t *testing.T) {
 	if !math.IsInf(float64(oe.X[0]), 0) && !math.IsNaN(float64(oe.X[0])) {
 		t.Errorf("reported sample %v is finite", oe.X)
 	}
-	_, _, c, step, err := ReadState(dir)
+	step, c, err := readStep(dir)
 	if err != nil || step != oe.Iteration || c.DriftClip != 0 {
 		t.Fatalf("checkpoint at step %d with drift clip %v (%v), want step %d, no clip", step, c.DriftClip, err, oe.Iteration)
 	}
@@ -514,7 +523,7 @@ func TestOverflowStopsWithCheckpoint(t *testing.T) {
 			t.Fatalf("clipped Teacher sample %v outside ±(1e4+100)", v)
 		}
 	}
-	if _, _, c, _, _ := ReadState(dir); c.DriftClip != 1e4 {
+	if _, c, _ := readStep(dir); c.DriftClip != 1e4 {
 		t.Errorf("final checkpoint drift clip %v, want 1e4", c.DriftClip)
 	}
 }
@@ -526,7 +535,7 @@ func TestOverflowInEvaluation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	poisonDrift(t, tr.Student.Net)
+	poisonDrift(t, tr.Student.Model)
 	var ev Evaluator
 	_, _, err = ev.Evaluate(tr.Energy, tr.Proc, tr.Student, 50, nil, rand.New(rand.NewPCG(1, 2)))
 	var oe *OverflowError
@@ -545,7 +554,7 @@ func TestNaNDriftUnderClip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps := tr.Student.Net.Params()
+	ps := tr.Student.Model.Params()
 	for i := range ps[len(ps)-1].Value {
 		ps[len(ps)-1].Value[i] = float32(math.NaN())
 	}
@@ -721,7 +730,7 @@ func TestLocalSearchNaNStops(t *testing.T) {
 			t.Errorf("error %q does not mention %q", err, s)
 		}
 	}
-	if _, _, _, step, err := ReadState(dir); err != nil || step != 11 {
+	if step, _, err := readStep(dir); err != nil || step != 11 {
 		t.Errorf("checkpoint at step %d (%v), want 11 (after the failed iteration's update)", step, err)
 	}
 	res, err := Resume(context.Background(), dir, energy.GMM25{}, RunOptions{})
@@ -743,8 +752,7 @@ func TestProgressShowsELBO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := res.Curve[len(res.Curve)-1]
-	for _, want := range []string{"100/100", fmt.Sprintf("ELBO %.3f", last.ELBO), "evaluating: 500 fresh samples"} {
+	for _, want := range []string{"100/100", fmt.Sprintf("ELBO %.3f", res.Curve.Last("elbo")), "evaluating the final state"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("progress output lacks %q:\n%s", want, buf.String())
 		}

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
+	"github.com/gfngo/gfn/agent"
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/langevin"
 	"github.com/gfngo/gfn/nn"
@@ -14,22 +16,21 @@ import (
 	"github.com/gfngo/gfn/timenet"
 )
 
-// Agent is one diffusion sampler: a policy network, its log Z, its
-// optimiser and its scratch space.
+// Agent is one diffusion sampler: a policy network (Model), its log Z
+// and its optimiser (agent.Agent), its optimiser settings and its scratch
+// space.
 type Agent struct {
-	Net  timenet.Net
-	LogZ *nn.Param
-	Opt  *nn.Adam
+	agent.Agent[timenet.Net]
 	opt  Optim
 	time []*nn.Param // the time encoder's parameters (t_model.*)
 	// gradNorm is the network's gradient norm at the last step, before
 	// any clipping.
 	gradNorm float64
 
-	tb      TB
-	pis     PIS
-	sampler Sampler
-	batch   Batch // the agent's own backward trajectories (the Teacher's step)
+	tb      balance
+	pis     pathIntegral
+	sampler sampler
+	batch   batch // the agent's own backward trajectories (the Teacher's step)
 }
 
 func newAgent(cfg Config, o Optim, dim int, rng *rand.Rand) (*Agent, error) {
@@ -37,10 +38,8 @@ func newAgent(cfg Config, o Optim, dim int, rng *rand.Rand) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	z := nn.NewParam("logZ")
-	opt := nn.NewAdam(nn.Group{Params: net.Params(), LR: o.LR}, nn.Group{Params: []*nn.Param{z}, LR: o.LogZLR})
-	opt.WeightDecay = o.WeightDecay
-	a := &Agent{Net: net, LogZ: z, Opt: opt, opt: o}
+	a := &Agent{Agent: agent.New(net, o.LR, agent.NewLogZ(0), o.LogZLR), opt: o}
+	a.Opt.WeightDecay = o.WeightDecay
 	for _, p := range net.Params() {
 		if strings.HasPrefix(p.Name, "t_model.") {
 			a.time = append(a.time, p)
@@ -49,8 +48,17 @@ func newAgent(cfg Config, o Optim, dim int, rng *rand.Rand) (*Agent, error) {
 	return a, nil
 }
 
-// Params is every trainable parameter, log Z last.
-func (a *Agent) Params() []*nn.Param { return a.Opt.Params() }
+// sample draws n trajectories of a (no exploration) and returns their
+// terminal states (n×d).
+func (a *Agent) sample(p Process, n int, rng *rand.Rand) []float32 {
+	var s sampler
+	var b batch
+	s.Forward(p, a.Model, n, sampleOptions{}, rng, &b)
+	return slices.Clone(b.Final())
+}
+
+// Sample draws n samples of the Student (n×d rows, no exploration).
+func (t *Trainer) Sample(n int, rng *rand.Rand) []float32 { return t.Student.sample(t.Proc, n, rng) }
 
 // step records the network's gradient norm, clips the gradient as
 // configured (the time encoder's, then the whole network's) and takes an
@@ -73,7 +81,7 @@ func (a *Agent) step(s float64) {
 // seeded by Config.Seed, so a run is a function of its configuration.
 type Trainer struct {
 	Energy  energy.Energy
-	Cfg     Config
+	cfg     Config
 	Proc    Process
 	Student *Agent
 	Teacher *Agent // nil unless the method is teacher
@@ -97,8 +105,8 @@ type Trainer struct {
 	// noRecord turns off recording the Student's sampling pass (tests
 	// compare the two).
 	noRecord bool
-	batch    Batch // the Student's training batch
-	scored   Batch // Teacher samples scored by the Student
+	batch    batch // the Student's training batch
+	scored   batch // Teacher samples scored by the Student
 	logR     []float64
 	delta    []float64
 	term     []float64 // the Teacher reward's δ term (floored below the threshold)
@@ -252,7 +260,7 @@ func New(e energy.Energy, cfg Config) (*Trainer, error) {
 		return nil, err
 	}
 	// The threshold: a percentile of the untrained Student's log R.
-	t.Student.sampler.Forward(t.Proc, t.Student.Net, cfg.Batch, SampleOptions{}, t.rng, &t.batch)
+	t.Student.sampler.Forward(t.Proc, t.Student.Model, cfg.Batch, sampleOptions{}, t.rng, &t.batch)
 	if err := t.rewards(t.batch.Final(), cfg.Batch, "Student"); err != nil {
 		return nil, err
 	}
@@ -278,7 +286,7 @@ func newTrainer(e energy.Energy, cfg Config) (*Trainer, error) {
 	if err := proc.Validate(); err != nil {
 		return nil, err
 	}
-	t := &Trainer{Energy: e, Cfg: cfg, Proc: proc, schedule: cfg.schedule()}
+	t := &Trainer{Energy: e, cfg: cfg, Proc: proc, schedule: cfg.schedule()}
 	t.src = rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)
 	t.teacherSrc = rand.NewPCG(cfg.Seed, 0x7ea)
 	t.rng, t.teacherRNG = rand.New(t.src), rand.New(t.teacherSrc)
@@ -322,7 +330,7 @@ func energyName(e energy.Energy) string {
 }
 
 // Done reports whether the run has taken its iterations.
-func (t *Trainer) Done() bool { return t.Step >= t.Cfg.Iterations }
+func (t *Trainer) Done() bool { return t.Step >= t.cfg.Iterations }
 
 // rewards sets t.logR to log R of the n rows of x, which sampler drew,
 // counting the calls and checking every state and value.
@@ -344,10 +352,10 @@ func (t *Trainer) checkFinite(x []float32, logR []float64) error {
 
 // Iterate runs one training iteration.
 func (t *Trainer) Iterate() (Iteration, error) {
-	if t.Cfg.Method == MethodPIS {
+	if t.cfg.Method == MethodPIS {
 		return t.iteratePIS()
 	}
-	cfg := t.Cfg
+	cfg := t.cfg
 	role := t.schedule.Role(t.Step)
 	it := Iteration{Role: role, TeacherLoss: math.NaN()}
 	if role != teacher.Student && t.buffer.Len() == 0 {
@@ -356,8 +364,8 @@ func (t *Trainer) Iterate() (Iteration, error) {
 	switch role {
 	case teacher.Student:
 		// Record the pass: the Student's TB step then reuses it.
-		opt := SampleOptions{Explore: cfg.explore(t.Step), Record: t.Student.tb.MaxRows == 0 && !t.noRecord}
-		t.Student.sampler.Forward(t.Proc, t.Student.Net, cfg.Batch, opt, t.rng, &t.batch)
+		opt := sampleOptions{Explore: cfg.explore(t.Step), Record: t.Student.tb.MaxRows == 0 && !t.noRecord}
+		t.Student.sampler.Forward(t.Proc, t.Student.Model, cfg.Batch, opt, t.rng, &t.batch)
 		if err := t.rewards(t.batch.Final(), cfg.Batch, "Student"); err != nil {
 			return it, err
 		}
@@ -414,13 +422,13 @@ func (t *Trainer) initUpdate() {
 			s.sampler.Recorded = nil
 			return s.tb.EvalRecorded(t.Proc, out, float64(s.LogZ.Value[0]), &t.batch, t.logR, t.delta)
 		}
-		return s.tb.Eval(t.Proc, s.Net, float64(s.LogZ.Value[0]), &t.batch, t.logR, t.delta)
+		return s.tb.Eval(t.Proc, s.Model, float64(s.LogZ.Value[0]), &t.batch, t.logR, t.delta)
 	}
-	if t.Teacher != nil || t.Cfg.Method == MethodPER {
+	if t.Teacher != nil || t.cfg.Method == MethodPER {
 		u.Targets = t.targets
 	}
-	u.StudentGrad = func() { s.tb.Grad(t.Proc, s.Net, s.LogZ, &t.batch, t.delta) }
-	u.StudentUpdate = func() { s.step(t.Cfg.lrScale(t.Step)) }
+	u.StudentGrad = func() { s.tb.Grad(t.Proc, s.Model, s.LogZ, &t.batch, t.delta) }
+	u.StudentUpdate = func() { s.step(t.cfg.lrScale(t.Step)) }
 	if t.Teacher != nil {
 		u.TeacherStep = t.teacherStep
 	}
@@ -434,11 +442,11 @@ func (t *Trainer) targets() {
 	t.logRT = growF(t.logRT, n)
 	for b := range n {
 		if t.logR[b] < t.Threshold {
-			t.term[b] = t.Cfg.Reward.Floor()
+			t.term[b] = t.cfg.Reward.Floor()
 		} else {
-			t.term[b] = t.Cfg.Reward.Term(t.delta[b])
+			t.term[b] = t.cfg.Reward.Term(t.delta[b])
 		}
-		t.logRT[b] = t.Cfg.Reward.LogReward(t.term[b], t.logR[b])
+		t.logRT[b] = t.cfg.Reward.LogReward(t.term[b], t.logR[b])
 	}
 }
 
@@ -471,10 +479,10 @@ func (t *Trainer) teacherStep() float64 {
 		}
 		a.sampler.Backward(t.Proc, fin, k, t.teacherRNG, &a.batch)
 		t.tDelta = growF(t.tDelta, k)
-		loss = a.tb.Eval(t.Proc, a.Net, float64(a.LogZ.Value[0]), &a.batch, t.tLogR, t.tDelta)
-		a.tb.Grad(t.Proc, a.Net, a.LogZ, &a.batch, t.tDelta)
+		loss = a.tb.Eval(t.Proc, a.Model, float64(a.LogZ.Value[0]), &a.batch, t.tLogR, t.tDelta)
+		a.tb.Grad(t.Proc, a.Model, a.LogZ, &a.batch, t.tDelta)
 	}
-	a.step(t.Cfg.lrScale(t.Step))
+	a.step(t.cfg.lrScale(t.Step))
 	return loss
 }
 
@@ -488,11 +496,11 @@ func (t *Trainer) store() int {
 	stored := 0
 	for b := range n {
 		var p float64
-		switch t.Cfg.Method {
+		switch t.cfg.Method {
 		case MethodPRT:
 			p = t.logR[b]
 		case MethodPER, MethodTeacher:
-			if t.Step > 0 && (t.Cfg.Method == MethodTeacher || t.logR[b] <= t.Threshold) {
+			if t.Step > 0 && (t.cfg.Method == MethodTeacher || t.logR[b] <= t.Threshold) {
 				continue
 			}
 			p = teacher.Advantage(t.term[b])
@@ -507,9 +515,9 @@ func (t *Trainer) store() int {
 // threshold, scores them under the Student on fresh backward trajectories
 // and adds them to the buffer with their advantage.
 func (t *Trainer) teacherExplore() (int, error) {
-	cfg, d := t.Cfg, t.Proc.Dim
+	cfg, d := t.cfg, t.Proc.Dim
 	a := t.Teacher
-	a.sampler.Forward(t.Proc, a.Net, cfg.Batch, SampleOptions{}, t.rng, &a.batch)
+	a.sampler.Forward(t.Proc, a.Model, cfg.Batch, sampleOptions{}, t.rng, &a.batch)
 	if err := t.rewards(a.batch.Final(), cfg.Batch, "Teacher"); err != nil {
 		return 0, err
 	}
@@ -528,7 +536,7 @@ func (t *Trainer) teacherExplore() (int, error) {
 	}
 	t.Student.sampler.Backward(t.Proc, t.xs, k, t.rng, &t.scored)
 	t.tDelta = growF(t.tDelta, k)
-	t.Student.tb.Eval(t.Proc, t.Student.Net, float64(t.Student.LogZ.Value[0]), &t.scored, t.tLogR, t.tDelta)
+	t.Student.tb.Eval(t.Proc, t.Student.Model, float64(t.Student.LogZ.Value[0]), &t.scored, t.tLogR, t.tDelta)
 	for i := range k {
 		p := teacher.Advantage(cfg.Reward.Term(t.tDelta[i]))
 		t.buffer.Append(t.xs[i*d:(i+1)*d], t.tLogR[i], p)
@@ -539,7 +547,7 @@ func (t *Trainer) teacherExplore() (int, error) {
 // localSearch runs MALA from a buffer draw and adds the accepted states
 // after burn-in with priority log R, as the reference code does.
 func (t *Trainer) localSearch() (int, error) {
-	cfg := t.Cfg
+	cfg := t.cfg
 	t.xs, t.scratch = t.buffer.Sample(cfg.Batch, t.rng, t.xs[:0], t.scratch[:0])
 	g := t.Energy.(energy.Gradient)
 	var err error

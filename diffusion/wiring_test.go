@@ -27,7 +27,7 @@ import (
 // iteration, which the iteration does not change.
 func snapshot(t *testing.T, tr *Trainer, a *Agent, o Optim) *Agent {
 	t.Helper()
-	c, err := newAgent(tr.Cfg, o, tr.Proc.Dim, rand.New(rand.NewPCG(1, 2)))
+	c, err := newAgent(tr.cfg, o, tr.Proc.Dim, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +45,8 @@ func snapshot(t *testing.T, tr *Trainer, a *Agent, o Optim) *Agent {
 }
 
 // copyBatch returns a deep copy of b (an evaluation writes LogPF).
-func copyBatch(b *Batch) Batch {
-	return Batch{N: b.N, Dim: b.Dim, Steps: b.Steps,
+func copyBatch(b *batch) batch {
+	return batch{N: b.N, Dim: b.Dim, Steps: b.Steps,
 		X:     slices.Clone(b.X[:(b.Steps+1)*b.N*b.Dim]),
 		LogPF: slices.Clone(b.LogPF[:b.N]), LogPB: slices.Clone(b.LogPB[:b.N])}
 }
@@ -78,7 +78,7 @@ func near(a, b float64) bool {
 // before its update (a TB evaluation of its pre-iteration snapshot).
 type studentRound struct {
 	it      Iteration
-	batch   Batch
+	batch   batch
 	x       []float32 // terminal states, n×d
 	logR    []float64
 	delta   []float64
@@ -90,10 +90,10 @@ type studentRound struct {
 // recomputes its round.
 func iterateStudent(t *testing.T, tr *Trainer) studentRound {
 	t.Helper()
-	s := snapshot(t, tr, tr.Student, tr.Cfg.Student)
+	s := snapshot(t, tr, tr.Student, tr.cfg.Student)
 	var r studentRound
 	if tr.Teacher != nil {
-		r.teacher = snapshot(t, tr, tr.Teacher, tr.Cfg.Teacher)
+		r.teacher = snapshot(t, tr, tr.Teacher, tr.cfg.Teacher)
 	}
 	var err error
 	if r.it, err = tr.Iterate(); err != nil {
@@ -104,14 +104,14 @@ func iterateStudent(t *testing.T, tr *Trainer) studentRound {
 	}
 	r.batch = copyBatch(&tr.batch)
 	n := r.batch.N
-	if n != tr.Cfg.Batch {
-		t.Fatalf("Student batch of %d, want %d", n, tr.Cfg.Batch)
+	if n != tr.cfg.Batch {
+		t.Fatalf("Student batch of %d, want %d", n, tr.cfg.Batch)
 	}
 	r.x = slices.Clone(r.batch.Final())
 	r.logR = energyLogR(t, tr.Energy, r.x, n)
 	r.delta = make([]float64, n)
 	b := copyBatch(&r.batch)
-	r.loss = s.tb.Eval(tr.Proc, s.Net, float64(s.LogZ.Value[0]), &b, r.logR, r.delta)
+	r.loss = s.tb.Eval(tr.Proc, s.Model, float64(s.LogZ.Value[0]), &b, r.logR, r.delta)
 	return r
 }
 
@@ -151,7 +151,7 @@ func above(t *testing.T, logR []float64, threshold float64) []int {
 // the expected Teacher log-rewards.
 func checkTeacherRound(t *testing.T, tr *Trainer, r studentRound) []float64 {
 	t.Helper()
-	rw, d, n := tr.Cfg.Reward, tr.Proc.Dim, r.batch.N
+	rw, d, n := tr.cfg.Reward, tr.Proc.Dim, r.batch.N
 	if !slices.Equal(tr.logR[:n], r.logR) {
 		t.Fatalf("trainer's log R differs from the energy's on its batch")
 	}
@@ -196,7 +196,7 @@ func checkTeacherRound(t *testing.T, tr *Trainer, r studentRound) []float64 {
 		}
 	}
 	tb := copyBatch(&a.batch)
-	loss := r.teacher.tb.Eval(tr.Proc, r.teacher.Net, float64(r.teacher.LogZ.Value[0]), &tb, targets, make([]float64, k))
+	loss := r.teacher.tb.Eval(tr.Proc, r.teacher.Model, float64(r.teacher.LogZ.Value[0]), &tb, targets, make([]float64, k))
 	if !near(r.it.TeacherLoss, loss) {
 		t.Errorf("Teacher loss %v, want %v (its TB loss on the kept states' targets)", r.it.TeacherLoss, loss)
 	}
@@ -425,9 +425,9 @@ func TestTeacherSlotPriorities(t *testing.T) {
 			// the Student's backward trajectories to them and its δ.
 			rng := rand.New(&src)
 			d := tr.Proc.Dim
-			var tb, scored Batch
-			var sm Sampler
-			sm.Forward(tr.Proc, tc.Net, cfg.Batch, SampleOptions{}, rng, &tb)
+			var tb, scored batch
+			var sm sampler
+			sm.Forward(tr.Proc, tc.Model, cfg.Batch, sampleOptions{}, rng, &tb)
 			logR := energyLogR(t, tr.Energy, tb.Final(), cfg.Batch)
 			var xs []float32
 			var lr []float64
@@ -438,7 +438,7 @@ func TestTeacherSlotPriorities(t *testing.T) {
 			k := len(lr)
 			sm.Backward(tr.Proc, xs, k, rng, &scored)
 			delta := make([]float64, k)
-			s.tb.Eval(tr.Proc, s.Net, float64(s.LogZ.Value[0]), &scored, lr, delta)
+			s.tb.Eval(tr.Proc, s.Model, float64(s.LogZ.Value[0]), &scored, lr, delta)
 			want := make([]entry, k)
 			for i := range k {
 				want[i] = entry{row(xs, i, d), lr[i], teacher.Advantage(rw.Term(delta[i]))}

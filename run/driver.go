@@ -554,3 +554,20 @@ func (e *finishedError) Error() string {
 }
 
 func (e *finishedError) Is(target error) bool { return target == ErrFinished }
+
+// Restore sets f's agents, random streams and own state from checkpoint
+// c without training (a family's Load), and returns the checkpoint's
+// curve in f's layout.
+func Restore(c *Checkpoint, f Family) (*Curve, error) {
+	d, err := newDriver(context.Background(), f, Options{})
+	if err != nil {
+		return nil, err
+	}
+	if c.Header.Kind != d.lay.Kind {
+		return nil, fmt.Errorf("run: %s is a %s checkpoint, not a %s one", c.Path, c.Header.Kind, d.lay.Kind)
+	}
+	if err := d.restore(c); err != nil {
+		return nil, err
+	}
+	return &d.cur, nil
+}

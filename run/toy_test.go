@@ -184,3 +184,43 @@ func TestToyCurve(t *testing.T) {
 		t.Errorf("summary %+v", sum.Summary)
 	}
 }
+
+// TestRestore loads a finished toy run without training: its parameter,
+// streams and curve are the run's.
+func TestRestore(t *testing.T) {
+	dir := t.TempDir()
+	cfg := toyConfig{Mean: 3, Budget: 5, Seed: 2}
+	trained := newToy(cfg)
+	out, err := run.Drive(context.Background(), trained, run.Options{OutDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := run.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded := newToy(cfg)
+	curve, err := run.Restore(c, loaded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.theta.Value[0] != trained.theta.Value[0] || loaded.units != 5 || loaded.rng.Uint64() != trained.rng.Uint64() {
+		t.Errorf("restored theta %v, units %d; trained %v", loaded.theta.Value[0], loaded.units, trained.theta.Value[0])
+	}
+	if fmt.Sprint(curve.Column("loss")) != fmt.Sprint(out.Curve.Column("loss")) {
+		t.Errorf("restored curve %v, the run's %v", curve.Column("loss"), out.Curve.Column("loss"))
+	}
+	other := &otherKind{newToy(cfg)}
+	if _, err := run.Restore(c, other); err == nil {
+		t.Error("a checkpoint of another kind restored")
+	}
+}
+
+// otherKind is the toy under another checkpoint kind.
+type otherKind struct{ *toy }
+
+func (o *otherKind) Layout() run.Layout {
+	l := o.toy.Layout()
+	l.Kind = "other"
+	return l
+}

@@ -19,7 +19,7 @@ func BenchmarkRound(b *testing.B) {
 				}
 				cfg := ForTask(task)
 				cfg.Method = m
-				t, err := New(task, cfg, nil)
+				t, err := New(task, cfg)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -35,6 +35,19 @@ const (
 // Methods lists the methods in the paper's order.
 var Methods = []Method{TB, Eps, PRT, PER, TeacherPRT, TeacherPER}
 
+// ParseMethod returns the method named s: one of Methods, or "teacher",
+// the name every family gives its default Teacher method, which on
+// sequences is Teacher + PER.
+func ParseMethod(s string) (Method, error) {
+	if s == "teacher" {
+		return TeacherPER, nil
+	}
+	if m := Method(s); slices.Contains(Methods, m) {
+		return m, nil
+	}
+	return "", fmt.Errorf("seqtrain: method %q is unknown (allowed: %s; teacher is teacher-per)", s, choice.List(Methods))
+}
+
 // Optim is one agent's Adam (PyTorch defaults, no weight decay).
 type Optim struct {
 	LR     float64 `json:"lr"`      // the policy's learning rate
@@ -104,6 +117,10 @@ type Config struct {
 	// online batch (the Teacher still trains on it).
 	LS   LocalSearch `json:"ls,omitzero"`
 	Seed uint64      `json:"seed"`
+	// Model builds both agents' policy networks (nil: the one Policy
+	// names). A function is not stored with a run: Resume takes it again
+	// from RunOptions.Model, LoadModel as its argument.
+	Model ModelFunc `json:"-"`
 }
 
 // DefaultConfig is the reference code's shared settings with the
@@ -156,9 +173,12 @@ func (c Config) Validate() error {
 		}
 		return nil
 	}
+	m, err := ParseMethod(string(c.Method))
+	if err != nil {
+		return err
+	}
+	c.Method = m
 	switch {
-	case !slices.Contains(Methods, c.Method):
-		return fmt.Errorf("seqtrain: method %q is unknown (allowed: %s)", c.Method, choice.List(Methods))
 	case c.MDP != "pa" && c.MDP != "append":
 		return fmt.Errorf("seqtrain: mdp %q is unknown (allowed: pa, append)", c.MDP)
 	case !slices.Contains(PolicyKinds, c.Policy.Kind):

@@ -31,7 +31,7 @@
 // The Student's and the Teacher's steps of one batch run side by side:
 // they share nothing once the Teacher's targets are known.
 //
-// Every EvalEvery rounds and after the last, the Evaluator draws 2,048
+// Every RunOptions.EvalEvery rounds and after the last, the Evaluator draws 2,048
 // Student samples without exploration and reports the modes found (all
 // online samples, and this evaluation's), ELBO, the importance-sampled
 // log Z estimate and its error, and — on target samples with uniform-P_B
@@ -42,11 +42,18 @@
 // (a spent generator), here every step; its two-buffer PER checks the PRT
 // buffer's size before replaying, here the PER buffer's.
 //
-// The policy is a parameter: a ModelFunc builds any discrete.Model for
-// both agents (nil: the Config's SSR or MLP policy). Objects are known by
-// a 64-bit key, so New refuses tasks with more than 2^64 sequences.
+// The policy is a parameter: Config.Model, a ModelFunc, builds any
+// discrete.Model for both agents (nil: the Config's SSR or MLP policy).
+// Objects are known by a 64-bit key, so New refuses tasks with more than
+// 2^64 sequences.
 //
-// Run adds outputs (metrics.csv, summary.json, curves.png), checkpoints
-// and Resume: a run resumed from a checkpoint ends with the same bits as
-// one never interrupted.
+// Run trains through the driver of package run, which adds the outputs
+// (metrics.csv, summary.json, curves.png), checkpoints (periodic, on
+// Ctrl-C, after a failing reward), Resume (a run resumed from any
+// checkpoint ends with the same bits as one never interrupted; a larger
+// RunOptions.Budget extends a finished run) and Load. What is the
+// family's own is in run.go: a round is a unit, the curve's columns are
+// the Metrics, its agents are "student" and "teacher", its streams the
+// training and the evaluation streams. Migrate converts checkpoints of
+// earlier versions (legacy.go).
 package seqtrain

@@ -79,14 +79,14 @@ type Evaluator struct {
 // It calls the reward on the fresh samples (not counted as training
 // reward calls, as the reference code does not).
 func (e *Evaluator) Evaluate(t *Trainer, n int, targets []int32, rng *rand.Rand) (Metrics, error) {
-	e.sampler.Env = t.Env
+	e.sampler.Env = t.env
 	m := Metrics{Samples: n, ModesSeen: t.seenModes, LogZ: float64(t.Student.LogZ.Value[0]),
 		LogZErr: math.NaN(), EUBO: math.NaN(), Pearson: math.NaN()}
 	if e.evalSet == nil {
 		e.evalSet = make(map[uint64]bool)
 	}
 	clear(e.evalSet)
-	moder, _ := t.Task.(target.Moder)
+	moder, _ := t.task.(target.Moder)
 	e.logW, e.logWT, e.fresh = e.logW[:0], e.logWT[:0], e.fresh[:0]
 	m, err := e.evaluate(t, n, targets, rng, m, moder)
 	if err != nil {
@@ -109,7 +109,7 @@ func (e *Evaluator) LogWeights() (fresh, target []float64) { return e.logW, e.lo
 func (e *Evaluator) Samples() []int32 { return e.fresh }
 
 func (e *Evaluator) evaluate(t *Trainer, n int, targets []int32, rng *rand.Rand, m Metrics, moder target.Moder) (Metrics, error) {
-	env, st := t.Env, t.Student
+	env, st := t.env, t.Student
 	w := env.StateLen()
 	for done := 0; done < n; done += evalChunk {
 		k := min(evalChunk, n-done)
@@ -132,7 +132,7 @@ func (e *Evaluator) evaluate(t *Trainer, n int, targets []int32, rng *rand.Rand,
 	}
 	m.ELBO = mean(e.logW)
 	m.LogZEst = logMeanExp(e.logW)
-	if lz, ok := t.Task.(target.LogZer); ok {
+	if lz, ok := t.task.(target.LogZer); ok {
 		if z := lz.LogZ(); !math.IsNaN(z) {
 			m.LogZErr = math.Abs(m.LogZEst - z)
 		}
@@ -167,14 +167,14 @@ func (e *Evaluator) evaluate(t *Trainer, n int, targets []int32, rng *rand.Rand,
 // same softmax of the same logits, a third of an evaluation's network work
 // saved; backward trajectories need a forward pass.
 func (e *Evaluator) score(t *Trainer, k int, sampled bool) error {
-	env := t.Env
+	env := t.env
 	w, L := env.StateLen(), env.Length()
 	e.tokens = grow(e.tokens, k*L)
 	for b := range k {
 		copy(e.tokens[b*L:(b+1)*L], env.Tokens(e.tr.Final[b*w:(b+1)*w]))
 	}
 	e.logR, e.logPF = grow(e.logR, k), grow(e.logPF, k)
-	if err := t.Task.LogReward(e.tokens, k, e.logR); err != nil {
+	if err := t.task.LogReward(e.tokens, k, e.logR); err != nil {
 		return &NonFiniteError{Round: t.Round, Seq: "an evaluation batch", Err: err}
 	}
 	for b, v := range e.logR[:k] {

@@ -26,7 +26,8 @@ func TestLogWeights(t *testing.T) {
 	task := toyTask{A: 3, L: 4}
 	cfg := toyConfig(TB)
 	cfg.MDP = "append"
-	tr, err := New(task, cfg, zeroModel)
+	cfg.Model = zeroModel
+	tr, err := New(task, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestLogWeights(t *testing.T) {
 		t.Errorf("without targets: %d fresh and %d target log weights, want 10 and none", len(f), len(g))
 	}
 	// A failed evaluation (a NaN reward among the targets) leaves none.
-	tr.Task = toyTask{A: 3, L: 4, nan: "abca"}
+	tr.task = toyTask{A: 3, L: 4, nan: "abca"}
 	bad := append([]int32{0, 1, 2, 0}, targets...)
 	var nf *NonFiniteError
 	if _, err := ev.Evaluate(tr, n, bad, rand.New(rand.NewPCG(1, 2))); !errors.As(err, &nf) || nf.Seq != `"abca"` {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/seqtrain"
 )
 
@@ -33,15 +34,15 @@ func Example() {
 	cfg := seqtrain.DefaultConfig() // Teacher + PER, the reference's settings
 	cfg.Rounds = 300
 	cfg.Policy.Hidden, cfg.Policy.Embed = 32, 32
-	res, err := seqtrain.Run(context.Background(), gcTask{}, cfg, nil, seqtrain.RunOptions{EvalEvery: 100, EvalSamples: 256})
+	res, err := seqtrain.Run(context.Background(), gcTask{}, cfg, seqtrain.RunOptions{Options: run.Options{EvalEvery: 100}, EvalSamples: 256})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	s := res.Summary
-	fmt.Printf("%d rounds, %d reward calls, %d curve points\n", s.Rounds, s.RewardCalls, len(res.Curve))
+	fmt.Printf("%d rounds, %d reward calls, %d curve points\n", s.Steps, s.RewardCalls, res.Curve.Len())
 	// Jensen: the mean of log w never exceeds the log of its mean.
-	fmt.Println("ELBO <= log Z estimate:", s.Final.ELBO <= s.Final.LogZEst)
+	fmt.Println("ELBO <= log Z estimate:", s.ELBO <= s.LogZEst)
 	fmt.Println(strings.Join(gcTask{}.Alphabet(), ""))
 	// Output:
 	// 300 rounds, 9600 reward calls, 3 curve points

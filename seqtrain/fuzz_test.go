@@ -1,11 +1,16 @@
 package seqtrain_test
 
 import (
+	"bytes"
 	"context"
+	"hash/crc32"
+	"strconv"
 	"testing"
 
 	"github.com/gfngo/gfn/biochem"
 	"github.com/gfngo/gfn/internal/fuzzckpt"
+	"github.com/gfngo/gfn/run"
+	"github.com/gfngo/gfn/safetensors"
 	"github.com/gfngo/gfn/seqtrain"
 )
 
@@ -32,47 +37,47 @@ func fuzzCheckpoints(tb testing.TB) [][]byte {
 		c.Policy = seqtrain.Policy{Kind: "ssr", Hidden: 4, Embed: 3}
 		edit(&c)
 		dir := tb.TempDir()
-		o := seqtrain.RunOptions{OutDir: dir, Task: "tfbind8", EvalEvery: 2, EvalSamples: 8, CheckpointEvery: 2, NoFigures: true}
-		if _, err := seqtrain.Run(context.Background(), task, c, nil, o); err != nil {
+		o := seqtrain.RunOptions{Options: run.Options{OutDir: dir, EvalEvery: 2, CheckpointEvery: 2, NoFigures: true}, Task: "tfbind8", EvalSamples: 8}
+		if _, err := seqtrain.Run(context.Background(), task, c, o); err != nil {
 			tb.Fatal(err)
 		}
-		if _, err := seqtrain.Load(dir, task, nil); err != nil {
+		if _, err := seqtrain.Load(dir, task); err != nil {
 			tb.Fatal(err)
 		}
-		out = append(out, fuzzckpt.File(tb, dir, seqtrain.CheckpointFile))
+		out = append(out, fuzzckpt.File(tb, dir, run.CheckpointFile))
 	}
 	return out
 }
 
 // loadFuzzed writes b as the checkpoint of a fresh directory and reads it
-// with ReadState and Load (on TFbind8, networks from the stored policy).
-// Errors are expected; a panic is a failure, and so is a checkpoint Load
-// accepts but ReadState describes differently.
+// with ReadCheckpoint and Load (on TFbind8, networks from the stored
+// policy). Errors are expected; a panic is a failure, and so is a
+// checkpoint Load accepts but ReadCheckpoint describes differently.
 func loadFuzzed(t *testing.T, b []byte) {
-	dir := fuzzckpt.Dir(t, seqtrain.CheckpointFile, b)
+	dir := fuzzckpt.Dir(t, run.CheckpointFile, b)
 	task, err := biochem.Named("tfbind8")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, cfg, round, err := seqtrain.ReadState(dir)
-	tr, lerr := seqtrain.Load(dir, task, nil)
-	if !fuzzckpt.Loaded(t, "ReadState", err, lerr) {
+	st, err := seqtrain.ReadCheckpoint(dir)
+	tr, lerr := seqtrain.Load(dir, task)
+	if !fuzzckpt.Loaded(t, "ReadCheckpoint", err, lerr) {
 		return
 	}
-	if tr.Round != round || tr.Cfg.Method != cfg.Method {
-		t.Fatalf("Load's round %d and method %s differ from ReadState's %d and %s", tr.Round, tr.Cfg.Method, round, cfg.Method)
+	if tr.Round != st.Done || (tr.Teacher != nil) != st.Config.Method.HasTeacher() {
+		t.Fatalf("Load's round %d and Teacher %v differ from ReadCheckpoint's %d and %s", tr.Round, tr.Teacher != nil, st.Done, st.Config.Method)
 	}
 }
 
-// FuzzLoad feeds mutated checkpoint files to ReadState and Load.
+// FuzzLoad feeds mutated checkpoint files to ReadCheckpoint and Load.
 func FuzzLoad(f *testing.F) {
 	fuzzckpt.FuzzFile(f, fuzzCheckpoints(f), loadFuzzed)
 }
 
-// FuzzLoadState keeps a seed checkpoint's tensors and replaces its run
-// state (the "gfn_seq_state" metadata: the configuration, counters,
-// random streams, curve) with fuzzed JSON, which reaches the
-// configuration's validation and the trainer's construction.
+// FuzzLoadState keeps a seed checkpoint's tensors and replaces its header
+// (the "gfn" metadata: the configuration, counters, random streams,
+// checksums) with fuzzed JSON, its checksum then made to match, which
+// reaches the configuration's validation and the trainer's construction.
 func FuzzLoadState(f *testing.F) {
 	// Load built the networks by the stored widths before loading found a
 	// mismatch: 10^14 made make() panic (10^8 and 10^9 exhausted the
@@ -81,5 +86,16 @@ func FuzzLoadState(f *testing.F) {
 		{Old: `"hidden":4`, New: `"hidden":100000000000000`},
 		{Old: `"embed":3`, New: `"embed":100000000000000`},
 	}
-	fuzzckpt.FuzzState(f, fuzzCheckpoints(f), "gfn_seq_state", extra, loadFuzzed)
+	fuzzckpt.FuzzState(f, fuzzCheckpoints(f), "gfn", extra, func(t *testing.T, b []byte) {
+		ts, meta, err := safetensors.Read(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta["gfn_crc32c"] = strconv.FormatUint(uint64(crc32.Checksum([]byte(meta["gfn"]), crc32.MakeTable(crc32.Castagnoli))), 16)
+		var buf bytes.Buffer
+		if err := safetensors.Write(&buf, ts, meta); err != nil {
+			t.Fatal(err)
+		}
+		loadFuzzed(t, buf.Bytes())
+	})
 }

@@ -40,6 +40,7 @@ import (
 
 	"github.com/gfngo/gfn/biochem"
 	"github.com/gfngo/gfn/internal/kernel"
+	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/seqtrain"
 )
 
@@ -74,7 +75,7 @@ func goldenConfig(m seqtrain.Method) seqtrain.Config {
 // goldenOptions are the evaluation settings: a curve point after rounds
 // 15, 30, 45 and 59 of 256 samples.
 func goldenOptions() seqtrain.RunOptions {
-	return seqtrain.RunOptions{EvalEvery: 15, EvalSamples: 256, NoFigures: true}
+	return seqtrain.RunOptions{Options: run.Options{EvalEvery: 15, NoFigures: true}, EvalSamples: 256}
 }
 
 // goldenTask builds a case's task.
@@ -101,16 +102,29 @@ func goldenRun(t *testing.T, c goldenCase, dir string) goldenOutput {
 	}
 	opt := goldenOptions()
 	opt.OutDir, opt.Task = dir, c.task
-	res, err := seqtrain.Run(context.Background(), goldenTask(t, c.task), cfg, nil, opt)
+	res, err := seqtrain.Run(context.Background(), goldenTask(t, c.task), cfg, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return goldenOutput{
 		Summary:   goldenReadFile(t, filepath.Join(dir, "summary.json")),
 		CurveCSV:  goldenReadFile(t, filepath.Join(dir, "metrics.csv")),
-		Curve:     res.Curve,
+		Curve:     goldenCurvePoints(res.Curve),
 		ParamHash: goldenParamHash(res.Trainer),
 	}
+}
+
+// goldenCurvePoints is the curve as points of named values, as the
+// recorded Result.Curve's fields.
+func goldenCurvePoints(c *run.Curve) []map[string]float64 {
+	pts := make([]map[string]float64, c.Len())
+	for i, r := range c.Rows {
+		pts[i] = map[string]float64{}
+		for j, col := range c.Columns {
+			pts[i][col.Name] = r[j]
+		}
+	}
+	return pts
 }
 
 // goldenParamHash is the SHA-256 of every parameter value (float32 bits,
@@ -150,9 +164,13 @@ func goldenParamHash(tr *seqtrain.Trainer) string {
 // goldenNewKeys lists keys (same naming, after renames) that the outputs
 // gained on purpose and that the recorded data therefore lack.
 var (
-	goldenSummaryRenames = map[string]string{}
-	goldenCurveRenames   = map[string]string{}
-	goldenNewKeys        = map[string]bool{}
+	goldenSummaryRenames = map[string]string{
+		"steps": "rounds", "modes_total": "num_modes", "modes_found": "final.modes_seen",
+		"modes_eval": "final.modes_eval", "elbo": "final.elbo", "eubo": "final.eubo", "log_z": "final.log_z",
+		"log_z_est": "final.log_z_est", "log_z_err": "final.log_z_err", "pearson": "final.pearson", "samples": "final.samples",
+	}
+	goldenCurveRenames = map[string]string{}
+	goldenNewKeys      = map[string]bool{"family": true, "unit": true, "ms_per_step_mean": true, "ms_per_step_early": true, "ms_per_step_late": true}
 )
 
 // goldenCases are the six methods of the sequence figure on the toy task,

@@ -73,7 +73,7 @@ func (ls LocalSearch) validate(n int) error {
 // t.logR (n = OnlineBatch objects, reward calls included): the search of
 // agent st, scored by log R, or by the Teacher's reward if teacherScore.
 func (t *Trainer) localSearchBatch(st *Agent, teacherScore bool) error {
-	cfg, env := t.Cfg, t.Env
+	cfg, env := t.cfg, t.env
 	ls := &t.ls
 	n := cfg.OnlineBatch
 	m := n / (cfg.LS.Rounds + 1)

@@ -18,20 +18,20 @@ func TestLocalSearchBatch(t *testing.T) {
 	cfg := toyConfig(PER)
 	cfg.OnlineBatch = 8
 	cfg.LS = LocalSearch{Rounds: 3, Back: 2, Greedy: true}
-	tr, err := New(task, cfg, nil)
+	tr, err := New(task, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var last []float64
 	tr.ls.trace = func(final []int32, m int) {
-		w := tr.Env.StateLen()
+		w := tr.env.StateLen()
 		logR := make([]float64, m)
 		tr.rewards(final, m, logR)
 		for b := range m {
 			if last != nil && logR[b] < last[b] {
 				t.Errorf("greedy chain %d fell from %v to %v", b, last[b], logR[b])
 			}
-			if !tr.Env.IsTerminal(final[b*w : (b+1)*w]) {
+			if !tr.env.IsTerminal(final[b*w : (b+1)*w]) {
 				t.Errorf("chain %d holds a non-terminal state", b)
 			}
 		}
@@ -44,7 +44,7 @@ func TestLocalSearchBatch(t *testing.T) {
 	if tr.RewardCalls-calls != 8 {
 		t.Errorf("%d reward calls, want 8", tr.RewardCalls-calls)
 	}
-	if tr.Cfg.Method.Replays() {
+	if tr.cfg.Method.Replays() {
 		// The round's last batch is the replay's: the online batch of
 		// 8 local-search objects is what the buffer received.
 		if n := tr.per.Len(); n < 1 || n > 8 {
@@ -70,11 +70,11 @@ func TestLocalSearchTrajectoriesAreWhole(t *testing.T) {
 	cfg := toyConfig(TB)
 	cfg.OnlineBatch = 12
 	cfg.LS = LocalSearch{Rounds: 5, Back: 3}
-	tr, _ := New(task, cfg, nil)
+	tr, _ := New(task, cfg)
 	if err := tr.localSearchBatch(tr.Student, false); err != nil {
 		t.Fatal(err)
 	}
-	env, w := tr.Env, tr.Env.StateLen()
+	env, w := tr.env, tr.env.StateLen()
 	if tr.tr.Len() != 12 || len(tr.logR) != 12 {
 		t.Fatalf("%d trajectories and %d rewards, want 12", tr.tr.Len(), len(tr.logR))
 	}
@@ -117,7 +117,7 @@ func TestLocalSearchChainTargetsR(t *testing.T) {
 	const rounds, chains = 199, 32
 	cfg.OnlineBatch = (rounds + 1) * chains
 	cfg.LS = LocalSearch{Rounds: rounds, Back: 2}
-	tr, err := New(task, cfg, nil)
+	tr, err := New(task, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,9 +129,9 @@ func TestLocalSearchChainTargetsR(t *testing.T) {
 		if k%rounds < 100 { // burn-in of each batch
 			return
 		}
-		w := tr.Env.StateLen()
+		w := tr.env.StateLen()
 		for b := range m {
-			count[tr.Env.TerminalKey(final[b*w:(b+1)*w])]++
+			count[tr.env.TerminalKey(final[b*w:(b+1)*w])]++
 			total++
 		}
 	}
@@ -140,7 +140,7 @@ func TestLocalSearchChainTargetsR(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	z, _ := task.LogZ()
+	z := task.LogZ()
 	var tv float64
 	for _, x := range task.all() {
 		p := math.Exp(task.logR(x) - z)
@@ -169,7 +169,7 @@ func TestTeacherLocalSearch(t *testing.T) {
 		cfg := toyConfig(m)
 		cfg.OnlineBatch = 8
 		cfg.LS = LocalSearch{Rounds: 3, Back: 2, Greedy: true, Teacher: teacherLS}
-		tr, err := New(task, cfg, nil)
+		tr, err := New(task, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,10 +179,10 @@ func TestTeacherLocalSearch(t *testing.T) {
 			tr.ls.trace = func(final []int32, m int) {
 				d := make([]float64, m)
 				var tb discrete.TB
-				tb.Eval(tr.Env, tr.Student.Model, tr.Student.LogZ, &tr.ls.chains, tr.ls.logR, d)
+				tb.Eval(tr.env, tr.Student.Model, tr.Student.LogZ, &tr.ls.chains, tr.ls.logR, d)
 				for b := range m {
 					want := tr.ls.logR[b]
-					if teacherLS && tr.Cfg.Schedule.Role(tr.Round) == teacher.Teacher {
+					if teacherLS && tr.cfg.Schedule.Role(tr.Round) == teacher.Teacher {
 						want = cfg.Reward.LogReward(cfg.Reward.Term(d[b]), tr.ls.logR[b])
 					}
 					if got := tr.ls.score[b]; math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {

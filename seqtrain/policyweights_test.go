@@ -18,7 +18,7 @@ func TestPolicyWeights(t *testing.T) {
 	} {
 		cfg := toyConfig(TB)
 		cfg.MDP, cfg.Policy = p.mdp, p.policy
-		tr, err := New(task, cfg, nil)
+		tr, err := New(task, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

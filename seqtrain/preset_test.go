@@ -76,7 +76,7 @@ func TestReferenceSettings(t *testing.T) {
 // sequences among the same samples, drawn again here from the same stream.
 func TestModesAmongEvaluationSamples(t *testing.T) {
 	task := firstTokenModes{toyTask{A: 3, L: 3}}
-	tr, err := New(task, toyConfig(TB), nil)
+	tr, err := New(task, toyConfig(TB))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,16 +88,16 @@ func TestModesAmongEvaluationSamples(t *testing.T) {
 	}
 	// The same draws: evaluation samples come in chunks from the stream.
 	var s discrete.Sampler
-	s.Env = tr.Env
+	s.Env = tr.env
 	rng := rand.New(rand.NewPCG(1, 2))
 	seen := map[string]bool{}
-	w := tr.Env.StateLen()
+	w := tr.env.StateLen()
 	var trs discrete.Trajectories
 	for done := 0; done < n; done += evalChunk {
 		k := min(evalChunk, n-done)
 		s.Forward(tr.Student.Model, k, discrete.SampleOptions{}, rng, &trs)
 		for b := range k {
-			x := tr.Env.Tokens(trs.Final[b*w : (b+1)*w])
+			x := tr.env.Tokens(trs.Final[b*w : (b+1)*w])
 			if x[0] == 0 {
 				seen[fmt.Sprint(x)] = true
 			}

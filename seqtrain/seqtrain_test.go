@@ -3,6 +3,7 @@ package seqtrain
 import (
 	"context"
 	"errors"
+	"github.com/gfngo/gfn/target"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/nn"
+	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/teacher"
 )
 
@@ -82,17 +84,17 @@ func (k toyTask) all() [][]int32 {
 	return out
 }
 
-func (k toyTask) LogZ() (float64, bool) {
+func (k toyTask) LogZ() float64 {
 	var s float64
 	for _, x := range k.all() {
 		s += math.Exp(k.logR(x))
 	}
-	return math.Log(s), true
+	return math.Log(s)
 }
 
 func (k toyTask) TargetSamples(n int, rng *rand.Rand) ([]int32, error) {
 	all := k.all()
-	z, _ := k.LogZ()
+	z := k.LogZ()
 	var out []int32
 	for range n {
 		u := rng.Float64()
@@ -122,8 +124,12 @@ func toyConfig(m Method) Config {
 
 func params(t *Trainer) []float32 {
 	var v []float32
-	for _, ag := range t.agents() {
-		for _, p := range ag.a.Opt.Params() {
+	agents := []*Agent{t.Student}
+	if t.Teacher != nil {
+		agents = append(agents, t.Teacher)
+	}
+	for _, a := range agents {
+		for _, p := range a.Opt.Params() {
 			v = append(v, p.Value...)
 		}
 	}
@@ -158,7 +164,7 @@ func TestConfigValidateNamesValue(t *testing.T) {
 // TestTeacherSamplesEveryThirdRound checks the reference's schedule: the
 // Teacher draws the online batch when round mod 3 = 2.
 func TestTeacherSamplesEveryThirdRound(t *testing.T) {
-	tr, err := New(toyTask{A: 3, L: 3}, toyConfig(TeacherPRT), nil)
+	tr, err := New(toyTask{A: 3, L: 3}, toyConfig(TeacherPRT))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +192,7 @@ func TestTeacherSamplesEveryThirdRound(t *testing.T) {
 func TestCappedLossHasNoGradient(t *testing.T) {
 	cfg := toyConfig(TB)
 	cfg.LogZInit = 500
-	tr, err := New(toyTask{A: 3, L: 3}, cfg, nil)
+	tr, err := New(toyTask{A: 3, L: 3}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +209,7 @@ func TestCappedLossHasNoGradient(t *testing.T) {
 	}
 	// Below the cap the same step does change them.
 	cfg.LogZInit = 5
-	tr, _ = New(toyTask{A: 3, L: 3}, cfg, nil)
+	tr, _ = New(toyTask{A: 3, L: 3}, cfg)
 	before = params(tr)
 	tr.Iterate()
 	if slices.Equal(before, params(tr)) {
@@ -217,14 +223,14 @@ func TestPERPrioritiesAreStudentAdvantages(t *testing.T) {
 	cfg := toyConfig(PER)
 	cfg.Buffer = 1000
 	task := toyTask{A: 3, L: 3}
-	tr, err := New(task, cfg, nil)
+	tr, err := New(task, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr.Iterate() // fills the buffer
 	// Score the next online batch by hand: copy the trainer, run its
 	// sampler with the same stream state, and compute δ before the step.
-	ref, _ := New(task, cfg, nil)
+	ref, _ := New(task, cfg)
 	ref.Iterate()
 	for i, p := range ref.Student.Opt.Params() {
 		if !slices.Equal(p.Value, tr.Student.Opt.Params()[i].Value) {
@@ -239,7 +245,7 @@ func TestPERPrioritiesAreStudentAdvantages(t *testing.T) {
 	logR := make([]float64, cfg.OnlineBatch)
 	ref.rewards(ref.tr.Final, cfg.OnlineBatch, logR)
 	ref.eval(ref.Student, logR)
-	w := ref.Env.StateLen()
+	w := ref.env.StateLen()
 	prio := map[uint64]float64{}
 	tr.per.Each(func(key uint64, _ []int32, _, p float64) { prio[key] = p })
 	replayed := map[uint64]bool{}
@@ -248,7 +254,7 @@ func TestPERPrioritiesAreStudentAdvantages(t *testing.T) {
 	}
 	checked := 0
 	for b := range cfg.OnlineBatch {
-		key := ref.Env.TerminalKey(ref.tr.Final[b*w : (b+1)*w])
+		key := ref.env.TerminalKey(ref.tr.Final[b*w : (b+1)*w])
 		if replayed[key] {
 			continue // its priority was refreshed by the replay step
 		}
@@ -269,7 +275,7 @@ func TestPERPrioritiesAreStudentAdvantages(t *testing.T) {
 }
 
 func samplingOptions(t *Trainer) discrete.SampleOptions {
-	return discrete.SampleOptions{Eps: t.Cfg.epsilon()}
+	return discrete.SampleOptions{Eps: t.cfg.epsilon()}
 }
 
 // TestModesCountedOnce: on a task where every sequence is a mode the
@@ -278,7 +284,7 @@ func TestModesCountedOnce(t *testing.T) {
 	task := allModes{toyTask{A: 2, L: 3}}
 	cfg := toyConfig(Eps)
 	cfg.Epsilon = 0.5
-	tr, err := New(task, cfg, nil)
+	tr, err := New(task, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,29 +309,29 @@ func TestTrainsTowardsTarget(t *testing.T) {
 	cfg.Rounds = 400
 	cfg.OnlineBatch, cfg.OfflineBatch = 16, 16
 	cfg.Student = Optim{LR: 3e-3, LogZLR: 1e-1}
-	res, err := Run(context.Background(), task, cfg, nil, RunOptions{EvalEvery: 100, EvalSamples: 1024})
+	res, err := Run(context.Background(), task, cfg, RunOptions{Options: run.Options{EvalEvery: 100}, EvalSamples: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}
-	z, _ := task.LogZ()
-	m := res.Summary.Final
+	z := task.LogZ()
+	m := res.Summary
 	if m.ELBO > z+1e-9 || m.EUBO < z-0.05 {
 		t.Errorf("ELBO %v and EUBO %v must bound log Z %v", m.ELBO, m.EUBO, z)
 	}
 	if z-m.ELBO > 0.3 || m.EUBO-z > 0.3 || m.LogZErr > 0.1 {
 		t.Errorf("after %d rounds: ELBO %v, EUBO %v, estimate error %v for log Z %v", cfg.Rounds, m.ELBO, m.EUBO, m.LogZErr, z)
 	}
-	if m.ModesSeen != 2 {
-		t.Errorf("modes seen %d, want both", m.ModesSeen)
+	if m.ModesFound != 2 {
+		t.Errorf("modes found %d, want both", m.ModesFound)
 	}
 	// A sampler near the target has Σlog P_F ≈ log R − log Z + log P_B:
 	// the correlation with log R is strong.
-	t.Logf("Pearson: first evaluation %.3f, final %.3f", res.Curve[0].Pearson, m.Pearson)
+	t.Logf("Pearson: first evaluation %.3f, final %.3f", res.Curve.Value(0, "pearson"), m.Pearson)
 	if !(m.Pearson > 0.8) || !(m.Pearson <= 1) {
 		t.Errorf("final correlation of log P_F with log R %v, want in (0.8, 1]", m.Pearson)
 	}
-	if len(res.Curve) != 4 || res.Curve[0].Round != 100 || res.Curve[3].Round != 399 {
-		t.Errorf("curve rounds %v", res.Curve)
+	if r := res.Curve.Column("round"); !slices.Equal(r, []float64{100, 200, 300, 399}) {
+		t.Errorf("curve rounds %v", r)
 	}
 }
 
@@ -336,49 +342,50 @@ func TestResumeIsBitIdentical(t *testing.T) {
 		t.Run(string(m), func(t *testing.T) {
 			task := toyTask{A: 3, L: 3}
 			cfg := toyConfig(m)
-			opt := RunOptions{EvalEvery: 10, EvalSamples: 64, NoFigures: true}
+			opt := RunOptions{Options: run.Options{EvalEvery: 10, NoFigures: true}, EvalSamples: 64}
 			a := opt
 			a.OutDir = t.TempDir()
-			full, err := Run(context.Background(), task, cfg, nil, a)
+			full, err := Run(context.Background(), task, cfg, a)
 			if err != nil {
 				t.Fatal(err)
 			}
 			b := opt
 			b.CheckpointEvery = 25
-			res, dir := stopAndResume(t, task, cfg, nil, b)
+			res, dir := stopAndResume(t, task, cfg, b)
 			if !slices.Equal(params(full.Trainer), params(res.Trainer)) {
 				t.Error("parameters differ after resuming")
 			}
-			if len(full.Curve) != len(res.Curve) {
-				t.Fatalf("curves of %d and %d points", len(full.Curve), len(res.Curve))
-			}
-			for i := range full.Curve {
-				p, q := full.Curve[i], res.Curve[i]
-				p.WallSeconds, q.WallSeconds = 0, 0
-				if !samePoint(p, q) {
-					t.Errorf("point %d: %+v, resumed %+v", i, p, q)
-				}
-			}
+			sameCurve(t, full.Curve, res.Curve)
 			if res.Summary.Resumed != 1 {
 				t.Errorf("resumed %d, want 1", res.Summary.Resumed)
 			}
-			for _, f := range []string{"metrics.csv", "summary.json", CheckpointFile, ConfigFile} {
+			for _, f := range []string{"metrics.csv", "summary.json", run.CheckpointFile, run.ConfigFile} {
 				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 					t.Error(err)
 				}
 			}
-			if _, err := Resume(context.Background(), dir, task, nil, RunOptions{}); err == nil || !strings.Contains(err.Error(), "finished") {
+			if _, err := Resume(context.Background(), dir, task, RunOptions{}); err == nil || !strings.Contains(err.Error(), "finished") {
 				t.Errorf("resuming a finished run: %v", err)
 			}
 		})
 	}
 }
 
-func samePoint(p, q Point) bool {
-	eq := func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
-	return p.Round == q.Round && p.RewardCalls == q.RewardCalls && eq(p.StudentLoss, q.StudentLoss) &&
-		eq(p.TeacherLoss, q.TeacherLoss) && p.ModesSeen == q.ModesSeen && p.ModesEval == q.ModesEval &&
-		eq(p.ELBO, q.ELBO) && eq(p.EUBO, q.EUBO) && eq(p.LogZEst, q.LogZEst) && eq(p.Pearson, q.Pearson) && eq(p.LogZ, q.LogZ)
+// sameCurve reports the points where got differs from want, wall-clock
+// times aside.
+func sameCurve(t *testing.T, want, got *run.Curve) {
+	t.Helper()
+	if want.Len() != got.Len() || !slices.Equal(want.Names(), got.Names()) {
+		t.Fatalf("curves of %d and %d points, columns %v and %v", want.Len(), got.Len(), want.Names(), got.Names())
+	}
+	wall := want.Index("wall_seconds")
+	for i := range want.Rows {
+		for j, w := range want.Rows[i] {
+			if g := got.Rows[i][j]; j != wall && w != g && !(math.IsNaN(w) && math.IsNaN(g)) {
+				t.Errorf("point %d, %s: %v, want %v", i, want.Columns[j].Name, g, w)
+			}
+		}
+	}
 }
 
 // TestEvaluationDoesNotPerturbTraining: evaluations draw from their own
@@ -386,11 +393,11 @@ func samePoint(p, q Point) bool {
 func TestEvaluationDoesNotPerturbTraining(t *testing.T) {
 	task := toyTask{A: 3, L: 3}
 	cfg := toyConfig(TeacherPRT)
-	a, err := Run(context.Background(), task, cfg, nil, RunOptions{EvalEvery: 5, EvalSamples: 32})
+	a, err := Run(context.Background(), task, cfg, RunOptions{Options: run.Options{EvalEvery: 5}, EvalSamples: 32})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Run(context.Background(), task, cfg, nil, RunOptions{EvalEvery: 1000, EvalSamples: 32})
+	b, err := Run(context.Background(), task, cfg, RunOptions{Options: run.Options{EvalEvery: 1000}, EvalSamples: 32})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,8 +409,8 @@ func TestEvaluationDoesNotPerturbTraining(t *testing.T) {
 // TestTeacherDoesNotChangeStudentInit: each agent has its own
 // initialisation stream.
 func TestTeacherDoesNotChangeStudentInit(t *testing.T) {
-	a, _ := New(toyTask{A: 3, L: 3}, toyConfig(PRT), nil)
-	b, _ := New(toyTask{A: 3, L: 3}, toyConfig(TeacherPRT), nil)
+	a, _ := New(toyTask{A: 3, L: 3}, toyConfig(PRT))
+	b, _ := New(toyTask{A: 3, L: 3}, toyConfig(TeacherPRT))
 	pa, pb := a.Student.Opt.Params(), b.Student.Opt.Params()
 	for i := range pa {
 		if !slices.Equal(pa[i].Value, pb[i].Value) {
@@ -419,12 +426,12 @@ func TestNaNRewardStopsWithCheckpoint(t *testing.T) {
 	cfg := toyConfig(Eps)
 	cfg.Epsilon = 1 // uniform: "ab" comes soon
 	dir := t.TempDir()
-	_, err := Run(context.Background(), task, cfg, nil, RunOptions{OutDir: dir, NoFigures: true})
+	_, err := Run(context.Background(), task, cfg, RunOptions{Options: run.Options{OutDir: dir, NoFigures: true}})
 	var nf *NonFiniteError
 	if !errors.As(err, &nf) || !strings.Contains(err.Error(), `"ab"`) || !strings.Contains(err.Error(), "round ") {
 		t.Fatalf("error %v, want a NonFiniteError naming \"ab\"", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, CheckpointFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, run.CheckpointFile)); err != nil {
 		t.Errorf("no checkpoint after the failure: %v", err)
 	}
 }
@@ -435,7 +442,7 @@ func TestSamplerLogPFIsTBLogPF(t *testing.T) {
 	for _, kind := range []string{"mlp", "ssr"} {
 		cfg := toyConfig(TB)
 		cfg.Policy = Policy{Kind: kind, Hidden: 16, Embed: 16, Layers: 2}
-		tr, err := New(toyTask{A: 3, L: 4}, cfg, nil)
+		tr, err := New(toyTask{A: 3, L: 4}, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -445,10 +452,10 @@ func TestSamplerLogPFIsTBLogPF(t *testing.T) {
 		var s discrete.Sampler
 		var traj discrete.Trajectories
 		var tb discrete.TB
-		s.Env = tr.Env
+		s.Env = tr.env
 		s.Forward(tr.Student.Model, 64, discrete.SampleOptions{}, rand.New(rand.NewPCG(1, 1)), &traj)
 		got := make([]float64, 64)
-		tb.LogPF(tr.Env, tr.Student.Model, &traj, got)
+		tb.LogPF(tr.env, tr.Student.Model, &traj, got)
 		for b, want := range traj.LogPFBehaviour {
 			if math.Abs(got[b]-want) > 1e-5*math.Max(1, math.Abs(want)) {
 				t.Errorf("%s: trajectory %d: TB log P_F %v, sampler %v", kind, b, got[b], want)
@@ -477,30 +484,23 @@ func (k flaky) LogReward(xs []int32, n int, out []float64) error {
 // ends with the curve of an uninterrupted run.
 func TestEvaluationFailureResumes(t *testing.T) {
 	cfg := toyConfig(PRT)
-	opt := RunOptions{EvalEvery: 20, EvalSamples: 64, NoFigures: true}
-	full, err := Run(context.Background(), toyTask{A: 3, L: 3}, cfg, nil, opt)
+	opt := RunOptions{Options: run.Options{EvalEvery: 20, NoFigures: true}, EvalSamples: 64}
+	full, err := Run(context.Background(), toyTask{A: 3, L: 3}, cfg, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	failed := false
 	task := flaky{toyTask{A: 3, L: 3}, &failed}
 	opt.OutDir = t.TempDir()
-	_, err = Run(context.Background(), task, cfg, nil, opt)
+	_, err = Run(context.Background(), task, cfg, opt)
 	if err == nil || !strings.Contains(err.Error(), "reward server down") || !strings.Contains(err.Error(), "checkpoint of round 21") {
 		t.Fatalf("error %v", err)
 	}
-	res, err := Resume(context.Background(), opt.OutDir, task, nil, RunOptions{})
+	res, err := Resume(context.Background(), opt.OutDir, task, RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Curve) != len(full.Curve) {
-		t.Fatalf("curve of %d points, uninterrupted %d", len(res.Curve), len(full.Curve))
-	}
-	for i := range full.Curve {
-		if full.Curve[i].Round != res.Curve[i].Round {
-			t.Errorf("point %d at round %d, uninterrupted %d", i, res.Curve[i].Round, full.Curve[i].Round)
-		}
-	}
+	sameCurve(t, full.Curve, res.Curve)
 	if !slices.Equal(params(full.Trainer), params(res.Trainer)) {
 		t.Error("parameters differ: the failure happened between rounds")
 	}
@@ -513,7 +513,7 @@ func TestUnusableOutDirBeforeTraining(t *testing.T) {
 	os.WriteFile(file, nil, 0o644)
 	cfg := toyConfig(TB)
 	cfg.Rounds = 5
-	_, err := Run(context.Background(), toyTask{A: 3, L: 3}, cfg, nil, RunOptions{OutDir: filepath.Join(file, "run"), CheckpointEvery: 1, EvalEvery: 100, EvalSamples: 8})
+	_, err := Run(context.Background(), toyTask{A: 3, L: 3}, cfg, RunOptions{Options: run.Options{OutDir: filepath.Join(file, "run"), CheckpointEvery: 1, EvalEvery: 100}, EvalSamples: 8})
 	if err == nil || !strings.Contains(err.Error(), "not usable") {
 		t.Errorf("err %v, want 'not usable'", err)
 	}
@@ -556,7 +556,7 @@ func TestLogZFloor(t *testing.T) {
 	for _, floor := range []float64{0, -1000} {
 		cfg := toyConfig(PRT)
 		cfg.LogZInit, cfg.LogZMin = 0.5, floor
-		tr, err := New(lowTask{toyTask{A: 3, L: 3}}, cfg, nil)
+		tr, err := New(lowTask{toyTask{A: 3, L: 3}}, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -585,7 +585,7 @@ func TestGradientClipEveryStep(t *testing.T) {
 	for _, c := range []float64{clip, 0} {
 		cfg := toyConfig(TeacherPRT)
 		cfg.ClipNorm = c
-		tr, err := New(toyTask{A: 3, L: 3}, cfg, nil)
+		tr, err := New(toyTask{A: 3, L: 3}, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -598,7 +598,7 @@ func TestGradientClipEveryStep(t *testing.T) {
 				t.Fatalf("round %d replayed %v: the test needs an online-only round, then a replaying one", round, it.Replayed)
 			}
 			for _, a := range []*Agent{tr.Student, tr.Teacher} {
-				n := nn.GradNorm(a.policyParams())
+				n := nn.GradNorm(a.Model.Params())
 				if c > 0 && n > clip*(1+1e-4) {
 					t.Errorf("round %d: gradient norm %v after clipping to %v", round, n, clip)
 				}
@@ -609,3 +609,5 @@ func TestGradientClipEveryStep(t *testing.T) {
 		}
 	}
 }
+
+var _ target.LogZer = toyTask{}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/gfngo/gfn/agent"
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/env/sequence"
 	"github.com/gfngo/gfn/internal/choice"
@@ -39,23 +40,20 @@ type Targeter interface {
 // agent's tensors under "student." or "teacher.").
 type ModelFunc func(env discrete.Env, prefix string, rng *rand.Rand) (discrete.Model, error)
 
-// Agent is one GFlowNet: its policy, log Z and optimiser.
+// Agent is one GFlowNet (its policy, log Z and optimiser) with the
+// trainer's scratch space for it.
 type Agent struct {
-	Model discrete.Model
-	LogZ  *nn.Param
-	Opt   *nn.Adam
+	agent.Agent[discrete.Model]
 	tb    discrete.TB
 	delta []float64 // residuals of the last step
 	gd    []float64 // their gradient weights (0 where the loss is capped)
 }
 
-func (a *Agent) policyParams() []*nn.Param { return a.Model.Params() }
-
 // Trainer runs the sequence reference loop. Create it with New.
 type Trainer struct {
-	Cfg     Config
-	Task    Task
-	Env     *sequence.Env
+	cfg     Config
+	task    Task
+	env     *sequence.Env
 	Student *Agent
 	Teacher *Agent // nil without a Teacher
 	// Round counts finished rounds; RewardCalls the reward evaluations of
@@ -111,12 +109,13 @@ func (e *NonFiniteError) Error() string {
 // Unwrap returns the cause.
 func (e *NonFiniteError) Unwrap() error { return e.Err }
 
-// New builds a Trainer for task. model builds the policy networks; nil
-// means the one cfg.Policy names.
-func New(task Task, cfg Config, model ModelFunc) (*Trainer, error) {
+// New builds a Trainer for task with cfg (its policy networks built by
+// cfg.Model, or the one cfg.Policy names).
+func New(task Task, cfg Config) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.Method, _ = ParseMethod(string(cfg.Method)) // "teacher": Teacher + PER
 	n, a := task.Length(), len(task.Alphabet())
 	var env *sequence.Env
 	var err error
@@ -133,11 +132,12 @@ func New(task Task, cfg Config, model ModelFunc) (*Trainer, error) {
 		// the buffers, mode counts): every sequence must have one.
 		return nil, fmt.Errorf("seqtrain: %d letters and length %d make %d^%d sequences, more than the trainer's 64-bit keys can tell apart: the length must be at most %d with %d letters", a, n, a, n, sequence.MaxKeyLength(a), a)
 	}
+	model := cfg.Model
 	if model == nil {
 		model = cfg.Policy.build
 	}
 	src := rand.NewPCG(cfg.Seed, 0x5e9)
-	t := &Trainer{Cfg: cfg, Task: task, Env: env, src: src, rng: rand.New(src), seen: make(map[uint64]float64)}
+	t := &Trainer{cfg: cfg, task: task, env: env, src: src, rng: rand.New(src), seen: make(map[uint64]float64)}
 	t.sampler.Env = env
 	// Each agent's initialisation has its own stream, so adding a Teacher
 	// does not change the Student's weights.
@@ -178,9 +178,7 @@ func newAgent(env discrete.Env, o Optim, cfg Config, model ModelFunc, rng *rand.
 	if err != nil {
 		return nil, err
 	}
-	logZ := nn.NewParam("logZ", 1)
-	logZ.Value[0] = float32(cfg.LogZInit)
-	return &Agent{Model: m, LogZ: logZ, Opt: nn.NewAdam(nn.Group{Params: m.Params(), LR: o.LR}, nn.Group{Params: []*nn.Param{logZ}, LR: o.LogZLR})}, nil
+	return &Agent{Agent: agent.New(m, o.LR, agent.NewLogZ(cfg.LogZInit), o.LogZLR)}, nil
 }
 
 // build makes the policy network p names.
@@ -210,8 +208,26 @@ func (p Policy) build(env discrete.Env, prefix string, rng *rand.Rand) (discrete
 	return nil, fmt.Errorf("seqtrain: policy %q is unknown (allowed: %s)", p.Kind, choice.List(PolicyKinds))
 }
 
+// Sample draws n sequences from the Student's policy (no exploration)
+// with rng: n rows of Length tokens.
+func (t *Trainer) Sample(n int, rng *rand.Rand) []int32 {
+	var s discrete.Sampler
+	var tr discrete.Trajectories
+	s.Env = t.env
+	L, w := t.env.Length(), t.env.StateLen()
+	xs := make([]int32, 0, n*L)
+	for done := 0; done < n; done += 256 {
+		k := min(256, n-done)
+		s.Forward(t.Student.Model, k, discrete.SampleOptions{}, rng, &tr)
+		for b := range k {
+			xs = append(xs, t.env.Tokens(tr.Final[b*w:(b+1)*w])...)
+		}
+	}
+	return xs
+}
+
 // Done reports whether every round has run.
-func (t *Trainer) Done() bool { return t.Round >= t.Cfg.Rounds }
+func (t *Trainer) Done() bool { return t.Round >= t.cfg.Rounds }
 
 // Seen is the number of distinct objects sampled online so far.
 func (t *Trainer) Seen() int { return len(t.seen) }
@@ -224,10 +240,10 @@ func (t *Trainer) SeenModes() int { return t.seenModes }
 // reward calls), a step of each agent on it, the buffers' update and, for
 // the replay methods, the offline batch with a step of each agent.
 func (t *Trainer) Iterate() (Iteration, error) {
-	cfg := t.Cfg
+	cfg := t.cfg
 	it := Iteration{Round: t.Round, Sampler: teacher.Student}
 	by := t.Student
-	if t.Teacher != nil && (cfg.LS.Rounds == 0 || cfg.LS.Teacher) && cfg.Schedule.Role(t.Round) == teacher.Teacher {
+	if t.Teacher != nil && (cfg.LS.Rounds == 0 || cfg.LS.Teacher) && cfg.Schedule.Effective(t.Round, t.buffered()) == teacher.Teacher {
 		it.Sampler, by = teacher.Teacher, t.Teacher
 	}
 	n := cfg.OnlineBatch
@@ -244,14 +260,14 @@ func (t *Trainer) Iterate() (Iteration, error) {
 	}
 	t.RewardCalls += n
 	sl, tl := t.step(t.logR)
-	w := t.Env.StateLen()
+	w := t.env.StateLen()
 	for b := range n {
 		x := t.tr.Final[b*w : (b+1)*w]
-		key := t.Env.TerminalKey(x)
+		key := t.env.TerminalKey(x)
 		if _, ok := t.seen[key]; !ok {
 			t.seen[key] = t.logR[b]
 			t.seenOrder = append(t.seenOrder, key)
-			if m, ok := t.Task.(target.Moder); ok && m.IsMode(t.Env.Tokens(x)) {
+			if m, ok := t.task.(target.Moder); ok && m.IsMode(t.env.Tokens(x)) {
 				t.seenModes++
 			}
 			if t.prt != nil {
@@ -259,7 +275,7 @@ func (t *Trainer) Iterate() (Iteration, error) {
 			}
 		}
 		if t.per != nil {
-			t.per.Set(key, x, t.logR[b], teacher.Advantage(t.term[b]))
+			t.per.Set(key, x, t.logR[b], t.priority(b))
 		}
 	}
 	it.StudentLoss, it.TeacherLoss = sl, tl
@@ -270,7 +286,7 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		sl2, tl2 := t.step(t.logR)
 		if t.per != nil {
 			for b, key := range t.keys {
-				t.per.SetPriority(key, teacher.Advantage(t.term[b]))
+				t.per.SetPriority(key, t.priority(b))
 			}
 		}
 		it.StudentLoss, it.TeacherLoss = (sl+sl2)/2, (tl+tl2)/2
@@ -287,15 +303,29 @@ func (t *Trainer) buffer() *replay.Keyed[int32] {
 	return t.prt
 }
 
+// buffered is the number of objects in the replay buffer.
+func (t *Trainer) buffered() int {
+	if buf := t.buffer(); buf != nil {
+		return buf.Len()
+	}
+	return 0
+}
+
+// priority is PER's priority of object b of the last step: the Student's
+// advantage exp(term).
+func (t *Trainer) priority(b int) float64 {
+	return teacher.Priority(replay.Advantage, t.logR[b], t.Student.delta[b], t.term[b], math.NaN())
+}
+
 // rewards evaluates the log-rewards of n terminal states, naming the
 // sequence of an invalid one.
 func (t *Trainer) rewards(final []int32, n int, out []float64) error {
-	w, L := t.Env.StateLen(), t.Env.Length()
+	w, L := t.env.StateLen(), t.env.Length()
 	t.tokens = grow(t.tokens, n*L)
 	for b := range n {
-		copy(t.tokens[b*L:(b+1)*L], t.Env.Tokens(final[b*w:(b+1)*w]))
+		copy(t.tokens[b*L:(b+1)*L], t.env.Tokens(final[b*w:(b+1)*w]))
 	}
-	if err := t.Task.LogReward(t.tokens, n, out); err != nil {
+	if err := t.task.LogReward(t.tokens, n, out); err != nil {
 		return &NonFiniteError{Round: t.Round, Seq: "a batch", Err: err}
 	}
 	for b := range n {
@@ -308,7 +338,7 @@ func (t *Trainer) rewards(final []int32, n int, out []float64) error {
 }
 
 func (t *Trainer) decode(x []int32) string {
-	al := t.Task.Alphabet()
+	al := t.task.Alphabet()
 	s := ""
 	for _, v := range x {
 		if int(v) >= 0 && int(v) < len(al) {
@@ -327,9 +357,7 @@ func (t *Trainer) step(logR []float64) (studentLoss, teacherLoss float64) {
 	t.stepLoss[0] = t.eval(t.Student, logR)
 	n := t.tr.Len()
 	t.term = grow(t.term, n)
-	for b, d := range t.Student.delta[:n] {
-		t.term[b] = t.Cfg.Reward.Term(d)
-	}
+	t.cfg.Reward.Terms(t.Student.delta[:n], logR, math.Inf(-1), t.term)
 	return t.update.Run()
 }
 
@@ -338,9 +366,7 @@ func (t *Trainer) step(logR []float64) (studentLoss, teacherLoss float64) {
 func (t *Trainer) teacherTargets() {
 	n := t.tr.Len()
 	t.targets = grow(t.targets, n)
-	for b := range n {
-		t.targets[b] = t.Cfg.Reward.LogReward(t.term[b], t.logR[b])
-	}
+	t.cfg.Reward.LogRewards(t.term[:n], t.logR, t.targets)
 }
 
 // eval computes agent a's residuals δ on t.tr for targets logR and its
@@ -348,14 +374,14 @@ func (t *Trainer) teacherTargets() {
 func (t *Trainer) eval(a *Agent, logR []float64) float64 {
 	n := t.tr.Len()
 	a.delta, a.gd = grow(a.delta, n), grow(a.gd, n)
-	a.tb.Eval(t.Env, a.Model, a.LogZ, &t.tr, logR, a.delta)
+	a.tb.Eval(t.env, a.Model, a.LogZ, &t.tr, logR, a.delta)
 	var loss float64
 	for b, d := range a.delta[:n] {
 		d2 := d * d
-		if d2 <= t.Cfg.LossCap {
+		if d2 <= t.cfg.LossCap {
 			a.gd[b] = d
 		} else {
-			d2, a.gd[b] = t.Cfg.LossCap, 0 // a capped loss has no gradient
+			d2, a.gd[b] = t.cfg.LossCap, 0 // a capped loss has no gradient
 		}
 		loss += d2
 	}
@@ -365,16 +391,16 @@ func (t *Trainer) eval(a *Agent, logR []float64) float64 {
 // grad accumulates the gradient of a's capped loss.
 func (t *Trainer) grad(a *Agent) {
 	nn.ZeroGrad(a.Opt.Params())
-	a.tb.Grad(t.Env, a.Model, a.LogZ, &t.tr, a.gd)
+	a.tb.Grad(t.env, a.Model, a.LogZ, &t.tr, a.gd)
 }
 
 // apply clips the policy's gradient, steps Adam and floors log Z.
 func (t *Trainer) apply(a *Agent) {
-	if t.Cfg.ClipNorm > 0 {
-		nn.ClipGradNorm(a.policyParams(), t.Cfg.ClipNorm)
+	if t.cfg.ClipNorm > 0 {
+		nn.ClipGradNorm(a.Model.Params(), t.cfg.ClipNorm)
 	}
 	a.Opt.Step()
-	if z := float32(t.Cfg.LogZMin); a.LogZ.Value[0] < z {
+	if z := float32(t.cfg.LogZMin); a.LogZ.Value[0] < z {
 		a.LogZ.Value[0] = z
 	}
 }

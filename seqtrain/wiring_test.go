@@ -15,6 +15,7 @@ import (
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/env/sequence"
 	"github.com/gfngo/gfn/nn"
+	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/teacher"
 )
 
@@ -24,7 +25,7 @@ import (
 // trains.
 func TestLongSequencesRefused(t *testing.T) {
 	for _, c := range []struct{ a, n, max int }{{4, 33, 32}, {4, 40, 32}, {3, 41, 40}, {5, 28, 27}} {
-		_, err := New(toyTask{A: c.a, L: c.n}, toyConfig(TB), nil)
+		_, err := New(toyTask{A: c.a, L: c.n}, toyConfig(TB))
 		want := []string{"seqtrain:", "length must be at most " + strconv.Itoa(c.max), strconv.Itoa(c.a) + " letters and length " + strconv.Itoa(c.n)}
 		for _, w := range want {
 			if err == nil || !strings.Contains(err.Error(), w) {
@@ -35,7 +36,7 @@ func TestLongSequencesRefused(t *testing.T) {
 		if l := float64(c.max) * math.Log2(float64(c.a)); l > 64 || l+math.Log2(float64(c.a)) <= 64 {
 			t.Errorf("test case %v: %d is not the largest length", c, c.max)
 		}
-		tr, err := New(toyTask{A: c.a, L: c.max}, toyConfig(TB), nil)
+		tr, err := New(toyTask{A: c.a, L: c.max}, toyConfig(TB))
 		if err != nil {
 			t.Errorf("%d letters, length %d: %v", c.a, c.max, err)
 			continue
@@ -65,7 +66,7 @@ func TestTeacherTargets(t *testing.T) {
 		for _, form := range []teacher.Form{teacher.Sequence, teacher.Paper} {
 			cfg := toyConfig(m)
 			cfg.Reward.Form, cfg.Reward.Alpha, cfg.Reward.Eps = form, 0.3, 1e-3
-			tr, err := New(toyTask{A: 3, L: 4}, cfg, nil)
+			tr, err := New(toyTask{A: 3, L: 4}, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +76,7 @@ func TestTeacherTargets(t *testing.T) {
 				n := tr.tr.Len()
 				d := make([]float64, n)
 				var tb discrete.TB
-				tb.Eval(tr.Env, tr.Student.Model, tr.Student.LogZ, &tr.tr, tr.logR, d)
+				tb.Eval(tr.env, tr.Student.Model, tr.Student.LogZ, &tr.tr, tr.logR, d)
 				want = want[:0]
 				for b := range n {
 					w := 1.0
@@ -187,8 +188,9 @@ func TestOwnPolicyModel(t *testing.T) {
 	cfg.Rounds = 300
 	cfg.Student.LR, cfg.Teacher.LR = 1e-2, 1e-2
 	full := t.TempDir()
-	o := RunOptions{EvalEvery: 100, EvalSamples: 512, OutDir: full}
-	res, err := Run(context.Background(), task, cfg, newLinearModel, o)
+	o := RunOptions{Options: run.Options{EvalEvery: 100, OutDir: full}, EvalSamples: 512}
+	cfg.Model = newLinearModel
+	res, err := Run(context.Background(), task, cfg, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,16 +199,16 @@ func TestOwnPolicyModel(t *testing.T) {
 	}
 	// The bounds close only when the policy fits the target: 0.12 nat
 	// here, against 1.2 with the model's gradient switched off.
-	if s := res.Summary.Final; !(s.EUBO-s.ELBO < 0.3) {
+	if s := res.Summary; !(s.EUBO-s.ELBO < 0.3) {
 		t.Errorf("EUBO %v − ELBO %v = %v, want < 0.3: the user's model did not train", s.EUBO, s.ELBO, s.EUBO-s.ELBO)
 	}
 	for _, f := range []string{"student.policy.w", "teacher.policy.b"} {
-		if !checkpointHas(t, filepath.Join(full, CheckpointFile), f) {
+		if !checkpointHas(t, filepath.Join(full, run.CheckpointFile), f) {
 			t.Errorf("the checkpoint has no tensor %s", f)
 		}
 	}
 	o.CheckpointEvery = 100
-	got, _ := stopAndResume(t, task, cfg, newLinearModel, o)
+	got, _ := stopAndResume(t, task, cfg, o)
 	if !slices.Equal(params(res.Trainer), params(got.Trainer)) {
 		t.Error("the user's model ends with other parameters after a resume")
 	}
@@ -215,15 +217,15 @@ func TestOwnPolicyModel(t *testing.T) {
 // stopAndResume runs cfg with opt into a new directory, stops it after
 // its first checkpoint and resumes it to the end, returning the result
 // and the directory.
-func stopAndResume(t *testing.T, task Task, cfg Config, model ModelFunc, opt RunOptions) (*Result, string) {
+func stopAndResume(t *testing.T, task Task, cfg Config, opt RunOptions) (*Result, string) {
 	t.Helper()
 	opt.OutDir = t.TempDir()
 	stop := errors.New("stop")
-	opt.afterCheckpoint = func(int) error { return stop }
-	if _, err := Run(context.Background(), task, cfg, model, opt); !errors.Is(err, stop) {
+	opt.AfterCheckpoint = func(int) error { return stop }
+	if _, err := Run(context.Background(), task, cfg, opt); !errors.Is(err, stop) {
 		t.Fatalf("interrupted run: %v", err)
 	}
-	res, err := Resume(context.Background(), opt.OutDir, task, model, RunOptions{})
+	res, err := Resume(context.Background(), opt.OutDir, task, RunOptions{Model: cfg.Model})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -240,8 +240,8 @@ func (c Config) Validate() error {
 	if (s.Count(teacher.Buffer) > 0) != (c.Buffer != "") {
 		return fmt.Errorf("train: schedule %q and buffer %q disagree: B slots need a buffer and a buffer needs B slots", s, c.Buffer)
 	}
-	if c.Buffer != "" && !slices.Contains(replay.Priorities, c.Buffer) {
-		return fmt.Errorf("train: buffer priority %q is unknown (allowed: %s)", c.Buffer, choice.List(replay.Priorities))
+	if c.Buffer != "" && !slices.Contains(gridPriorities, c.Buffer) {
+		return fmt.Errorf("train: buffer priority %q is unknown (allowed: %s)", c.Buffer, choice.List(gridPriorities))
 	}
 	if c.BufferTies != "" && c.BufferTies != "oldest" && c.BufferTies != "hash" {
 		return fmt.Errorf("train: buffer ties %q is unknown (allowed: oldest, hash)", c.BufferTies)
@@ -257,3 +257,8 @@ func (c Config) Validate() error {
 	}
 	return s.Validate(c.Method == MethodTeacher, c.Buffer != "")
 }
+
+// gridPriorities are the buffer priorities of the grid's reference code
+// (replay.Advantage is the log-of-log codes' PER, of diffusion samplers
+// and sequences).
+var gridPriorities = []replay.Priority{replay.Uniform, replay.Reward, replay.Loss, replay.Teacher}

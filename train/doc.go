@@ -29,31 +29,30 @@
 // package teacher's, shared with the other families; this package supplies
 // the grid's sampling, scoring and replay of trajectories.
 //
-// # Checkpoints and resuming
+// # Runs, checkpoints and resuming
 //
-// Run writes checkpoint.safetensors and config.json into its output
-// directory at the end and, with RunOptions.CheckpointEvery = k, after
-// every k-th iteration (and when its context is cancelled), so that long
-// runs survive interruption. A checkpoint holds the state between two
-// iterations, all of it: every agent's parameters and Adam state (step
-// counts included), GAFN's RND networks and their Adam, the training and
-// evaluation random streams (PCG states), the replay buffer's entries
-// oldest first (re-added in that order they sample identically), the
-// counters and modes found, and Run's record: the curve so far, the loss
-// sums since its last point, each iteration's duration and the resolved
-// evaluation settings. Local search and DB keep no state between
-// iterations. Resume (or Run with RunOptions.ResumeFrom) continues such a
-// run; it ends with the same parameters, counters, metrics.csv and
-// summary.json as the run never interrupted, wall-clock times aside, even
-// after a SIGKILL at any moment.
+// Run trains through package run's driver (this package is its "grid"
+// family): the loop, the curve (metrics.csv: a point at 0, every
+// steps/50 iterations and at the end), the checkpoints and the outputs
+// are the driver's; the iteration, the curve's columns, the final
+// evaluation (summary.json) and the figures are this package's. With an
+// output directory a run checkpoints every RunOptions.CheckpointEvery
+// iterations, when its context is cancelled (Ctrl-C: it returns a
+// *run.Interrupted) and at the end. A checkpoint holds the state between
+// two iterations, all of it: every agent's parameters and Adam state
+// ("student", "teacher", "teacher1", ..., GAFN's RND networks "rnd"), the
+// training and evaluation random streams, the replay buffer's entries
+// oldest first, the counters and modes found, and the driver's record
+// (the curve so far, the loss sums since its last point, the iterations'
+// durations). Resume continues such a run, or extends a finished one
+// with a larger RunOptions.Budget; it ends with the same parameters,
+// counters, metrics.csv and summary.json as the run never interrupted,
+// wall-clock times aside, even after a SIGKILL at any moment. Load
+// returns a checkpoint's trainer; ReadCheckpoint what rebuilds its
+// environment. Migrate converts the checkpoints of earlier versions
+// (format 1) in place.
 //
-// The checkpoint file is self-contained (its metadata entry
-// "gfn_train_state" holds the non-tensor state; lists are tensors named
-// state.* and run.*), so one atomic rename commits a checkpoint. The
-// parameters keep the names and PyTorch layout older readers and Python
-// use (student.model.<i>.weight, student.logZ, student.optim.*, teacher.*,
-// rnd.*). config.json mirrors the settings and counters and is written
-// second: after a crash between the two renames it is one checkpoint
-// behind, and readers here ignore it in favour of the checkpoint file
-// (resuming in place rewrites it).
+// The parameters keep the names and PyTorch layout Python uses
+// (student.model.<i>.weight, student.logZ, student.optim.*, teacher.*,
+// rnd.*).
 package train

@@ -1,20 +1,27 @@
 package train_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"hash/crc32"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/gfngo/gfn/internal/fuzzckpt"
 	"github.com/gfngo/gfn/replay"
+	"github.com/gfngo/gfn/run"
+	"github.com/gfngo/gfn/safetensors"
 	"github.com/gfngo/gfn/task"
 	"github.com/gfngo/gfn/train"
 )
 
 // fuzzCheckpoints writes the seed checkpoints of the fuzz targets, from
 // short runs on a 2×4 grid with tiny networks: Teacher with a PER buffer
-// (a run record, modes, buffer entries), TB with detailed balance and a
-// transition buffer, and TB saved by Trainer.Save (no run record). It
-// returns each checkpoint file's bytes (5 to 8 kB).
+// (modes, buffer entries), TB with detailed balance and a transition
+// buffer, and TB alone. It returns each checkpoint file's bytes (5 to 8
+// kB).
 func fuzzCheckpoints(f testing.TB) [][]byte {
 	f.Helper()
 	spec := task.Spec{Task: "hypergrid", Dim: 2, Side: 4, Reward: "deceptive"}
@@ -34,23 +41,12 @@ func fuzzCheckpoints(f testing.TB) [][]byte {
 		cfg.Hidden, cfg.Batch, cfg.RewardCalls, cfg.Seed = []int{3}, 2, 12, uint64(i)
 		edit(&cfg)
 		dir := f.TempDir()
-		if cfg.Method == train.MethodTB && cfg.Buffer == "" {
-			tr, err := train.New(env, cfg)
-			if err != nil {
-				f.Fatal(err)
-			}
-			for range 3 {
-				if _, err := tr.Iterate(); err != nil {
-					f.Fatal(err)
-				}
-			}
-			if err := tr.Save(dir, spec); err != nil {
-				f.Fatal(err)
-			}
-		} else if _, err := train.Run(context.Background(), env, cfg, train.RunOptions{OutDir: dir, EnvSpec: spec, CheckpointEvery: 2}); err != nil {
+		opt := train.RunOptions{EnvSpec: spec}
+		opt.OutDir, opt.CheckpointEvery = dir, 2
+		if _, err := train.Run(context.Background(), env, cfg, opt); err != nil {
 			f.Fatal(err)
 		}
-		if _, _, err := train.Load(dir, task.BuildJSON); err != nil {
+		if _, err := train.Load(dir, env); err != nil {
 			f.Fatal(err)
 		}
 		out = append(out, fuzzckpt.File(f, dir, train.CheckpointFile))
@@ -59,19 +55,28 @@ func fuzzCheckpoints(f testing.TB) [][]byte {
 }
 
 // loadFuzzed writes b as the checkpoint of a fresh directory and reads it
-// with ReadCheckpoint and Load (environments from task.BuildJSON, as gfn
-// does). Errors are expected; a panic is a failure, and so is a checkpoint
-// Load accepts but ReadCheckpoint describes differently. (Saving what was
-// loaded would fsync twice per input, a hundred times the cost of Load.)
+// with ReadCheckpoint and Load (the environment from task.BuildJSON, as
+// gfn does). Errors are expected; a panic is a failure, and so is a
+// checkpoint Load accepts but the header describes differently. (Saving
+// what was loaded would fsync twice per input, a hundred times the cost
+// of Load.)
 func loadFuzzed(t *testing.T, b []byte) {
 	dir := fuzzckpt.Dir(t, train.CheckpointFile, b)
-	cc, err := train.ReadCheckpoint(dir)
-	tr, _, lerr := train.Load(dir, task.BuildJSON)
-	if !fuzzckpt.Loaded(t, "ReadCheckpoint", err, lerr) {
+	st, err := train.ReadCheckpoint(dir)
+	if err != nil {
 		return
 	}
-	if tr.Step != cc.Step || tr.RewardCalls != cc.RewardCalls {
-		t.Fatalf("Load's counters %d, %d differ from ReadCheckpoint's %d, %d", tr.Step, tr.RewardCalls, cc.Step, cc.RewardCalls)
+	env, err := task.BuildJSON(st.Env)
+	if err != nil {
+		return
+	}
+	tr, lerr := train.Load(dir, env)
+	ck, err := run.Open(dir)
+	if !fuzzckpt.Loaded(t, "run.Open", err, lerr) {
+		return
+	}
+	if tr.Step != ck.Header.Done {
+		t.Fatalf("Load's step %d differs from the header's %d", tr.Step, ck.Header.Done)
 	}
 }
 
@@ -80,15 +85,46 @@ func FuzzLoad(f *testing.F) {
 	fuzzckpt.FuzzFile(f, fuzzCheckpoints(f), loadFuzzed)
 }
 
-// FuzzLoadState keeps a seed checkpoint's tensors and replaces its run
-// state (the "gfn_train_state" metadata: settings, environment spec,
-// counters, random stream, list lengths) with fuzzed JSON, which reaches
-// the settings' validation and the builders that bytes-level mutation of
-// the whole file rarely gets past the header.
+// FuzzLoadState keeps a seed checkpoint's tensors and replaces its header
+// (the "gfn" metadata: settings, environment spec, counters, random
+// streams, list lengths, checksums) with fuzzed JSON under a matching
+// header checksum, which reaches the settings' validation and the
+// builders that bytes-level mutation of the whole file rarely gets past
+// the checksums.
 func FuzzLoadState(f *testing.F) {
+	seeds := fuzzCheckpoints(f)
+	tensors := make([][]safetensors.Tensor, len(seeds))
+	var first string
+	for i, b := range seeds {
+		ts, meta, err := safetensors.Read(bytes.NewReader(b))
+		if err != nil {
+			f.Fatal(err)
+		}
+		if i == 0 {
+			first = meta["gfn"]
+		}
+		tensors[i] = ts
+		f.Add(uint8(i), meta["gfn"])
+	}
 	// A width beyond what the file holds made New allocate it before
 	// loading found the mismatch (found by review): 10^14 makes make()
 	// panic at once rather than exhaust the memory if that returns.
-	extra := []fuzzckpt.Replacement{{Old: `"hidden":[3]`, New: `"hidden":[3,100000000000000]`}}
-	fuzzckpt.FuzzState(f, fuzzCheckpoints(f), "gfn_train_state", extra, loadFuzzed)
+	const old = `"hidden":[3]`
+	if !strings.Contains(first, old) {
+		f.Fatalf("no %s in %s", old, first)
+	}
+	f.Add(uint8(0), strings.Replace(first, old, `"hidden":[3,100000000000000]`, 1))
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	f.Fuzz(func(t *testing.T, which uint8, header string) {
+		if !json.Valid([]byte(header)) {
+			return // the file-level target covers malformed JSON
+		}
+		crc := strconv.FormatUint(uint64(crc32.Checksum([]byte(header), castagnoli)), 16)
+		var buf bytes.Buffer
+		meta := map[string]string{"format": "pt", "gfn": header, "gfn_crc32c": crc}
+		if err := safetensors.Write(&buf, tensors[int(which)%len(tensors)], meta); err != nil {
+			return // invalid UTF-8
+		}
+		loadFuzzed(t, buf.Bytes())
+	})
 }

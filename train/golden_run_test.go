@@ -40,6 +40,7 @@ import (
 	"github.com/gfngo/gfn/env/hypergrid"
 	"github.com/gfngo/gfn/internal/kernel"
 	"github.com/gfngo/gfn/replay"
+	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/teacher"
 	"github.com/gfngo/gfn/train"
 )
@@ -75,7 +76,9 @@ func goldenConfig() (train.Config, train.RunOptions) {
 	cfg.Batch = 16
 	cfg.RewardCalls = 160 * cfg.Batch
 	cfg.Seed = 11
-	return cfg, train.RunOptions{EvalEvery: 40, EvalSamples: 2000}
+	opt := train.RunOptions{EvalSamples: 2000}
+	opt.EvalEvery = 40
+	return cfg, opt
 }
 
 // goldenRun runs c with its outputs in dir and returns what the golden
@@ -97,9 +100,51 @@ func goldenRun(t *testing.T, c goldenCase, dir string) goldenOutput {
 	return goldenOutput{
 		Summary:   goldenReadFile(t, filepath.Join(dir, "summary.json")),
 		CurveCSV:  goldenReadFile(t, filepath.Join(dir, "metrics.csv")),
-		Curve:     res.Curve,
+		Curve:     goldenPoints(res.Curve),
 		ParamHash: goldenParamHash(res.Trainer),
 	}
+}
+
+// goldenPoint is a curve point as Result.Curve held it when the data
+// were recorded (a []train.Point): the exact distances as nested
+// objects, null where not computed.
+type goldenPoint struct {
+	Step         int              `json:"step"`
+	RewardCalls  int              `json:"reward_calls"`
+	GradSteps    int              `json:"grad_steps"`
+	Modes        int              `json:"modes"`
+	StudentLoss  float64          `json:"student_loss"`
+	TeacherLoss  float64          `json:"teacher_loss"`
+	StudentLogZ  float64          `json:"student_logz"`
+	TeacherLogZ  float64          `json:"teacher_logz"`
+	StudentExact *goldenDistances `json:"student_exact,omitempty"`
+	TeacherExact *goldenDistances `json:"teacher_exact,omitempty"`
+	StudentEmp   float64          `json:"student_empirical_l1"`
+	WallSeconds  float64          `json:"wall_seconds"`
+}
+
+type goldenDistances struct {
+	L1 float64 `json:"l1"`
+	TV float64 `json:"tv"`
+	KL float64 `json:"kl"`
+}
+
+// goldenPoints reads the run's curve (a run.Curve) as goldenPoints.
+func goldenPoints(c *run.Curve) []goldenPoint {
+	ps := make([]goldenPoint, c.Len())
+	for i := range ps {
+		v := func(name string) float64 { return c.Value(i, name) }
+		dist := func(who string) *goldenDistances {
+			if math.IsNaN(v(who + "_l1")) {
+				return nil
+			}
+			return &goldenDistances{v(who + "_l1"), v(who + "_tv"), v(who + "_kl")}
+		}
+		ps[i] = goldenPoint{int(v("step")), int(v("reward_calls")), int(v("grad_steps")), int(v("modes")),
+			v("student_loss"), v("teacher_loss"), v("student_logz"), v("teacher_logz"), dist("student"), dist("teacher"),
+			v("student_empirical_l1"), v("wall_seconds")}
+	}
+	return ps
 }
 
 // goldenParamHash is the SHA-256 of every parameter value (float32 bits,
@@ -139,9 +184,12 @@ func goldenParamHash(tr *train.Trainer) string {
 // goldenNewKeys lists keys (same naming, after renames) that the outputs
 // gained on purpose and that the recorded data therefore lack.
 var (
-	goldenSummaryRenames = map[string]string{}
+	goldenSummaryRenames = map[string]string{"task": "env", "log_z": "student_logz", "true_log_z": "true_logz"}
 	goldenCurveRenames   = map[string]string{}
-	goldenNewKeys        = map[string]bool{}
+	// The driver's fields (package run): the family, its unit, and the
+	// timings under their new names (wall-clock values, not compared).
+	goldenNewKeys = map[string]bool{"family": true, "unit": true, "ms_per_step_mean": true, "ms_per_step_early": true,
+		"ms_per_step_late": true}
 )
 
 // goldenCases are the grid methods (bench.GridMethods' names), each in a

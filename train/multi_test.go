@@ -15,8 +15,8 @@ import (
 // allParams concatenates the values of every agent's parameters.
 func allParams(tr *Trainer) []float32 {
 	var all []float32
-	for _, a := range tr.agents() {
-		for _, p := range a.Params() {
+	for _, a := range tr.runAgents() {
+		for _, p := range a.Opt.Params() {
 			all = append(all, p.Value...)
 		}
 	}

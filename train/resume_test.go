@@ -1,47 +1,45 @@
 package train_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/env/hypergrid"
 	"github.com/gfngo/gfn/replay"
+	"github.com/gfngo/gfn/run"
+	"github.com/gfngo/gfn/run/runtest"
 	"github.com/gfngo/gfn/safetensors"
+	"github.com/gfngo/gfn/task"
 	"github.com/gfngo/gfn/teacher"
 	"github.com/gfngo/gfn/train"
 )
 
+// The driver's suite (package run/runtest) covers a grid run: stopped
+// after a periodic checkpoint, killed with SIGKILL at a random moment,
+// cancelled, extended and corrupted. The tests below cover what is the
+// grid's own: every method's state (buffers, RND networks, several
+// Teachers, mode attribution) across a resume, cancellation within an
+// iteration, Load, the resume settings, the checkpoint's layout and the
+// conversion of format-1 checkpoints.
+
 // resumeGrid is the small grid of the resume tests, with its spec.
-func resumeGrid(t *testing.T, h int) (discrete.Env, map[string]int) {
+func resumeGrid(t testing.TB, h int) (discrete.Env, task.Spec) {
 	t.Helper()
-	g, err := hypergrid.New(2, h, hypergrid.Deceptive)
+	spec := task.Spec{Task: "hypergrid", Dim: 2, Side: h, Reward: string(hypergrid.Deceptive)}
+	g, err := task.Build(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g, map[string]int{"dim": 2, "side": h}
-}
-
-// buildGrid is Load's and Resume's builder for resumeGrid's spec.
-func buildGrid(raw json.RawMessage) (discrete.Env, error) {
-	var s map[string]int
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, err
-	}
-	return hypergrid.New(s["dim"], s["side"], hypergrid.Deceptive)
+	return g, spec
 }
 
 func resumeConfig(iterations int, edit func(*train.Config)) train.Config {
@@ -76,117 +74,26 @@ func copyDir(t *testing.T, src, dst string) {
 	}
 }
 
-// wallClock lists the outputs that measure time, and so differ between
-// any two runs.
-var wallClock = []string{"wall_seconds", "train_seconds", "ms_per_iter_early", "ms_per_iter_late", "ms_per_iter_mean", "peak_rss_mib"}
-
-// curveWithoutWall reads metrics.csv without its wall-clock column.
-func curveWithoutWall(t *testing.T, dir string) [][]string {
-	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "metrics.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := slices.Index(rows[0], "wall_seconds")
-	for i, r := range rows {
-		rows[i] = slices.Delete(r, col, col+1)
-	}
-	return rows
-}
-
-// summaryWithoutWall reads summary.json without its wall-clock fields.
-func summaryWithoutWall(t *testing.T, dir string) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range wallClock {
-		if _, ok := m[k]; !ok {
-			t.Fatalf("summary.json has no %s", k)
-		}
-		delete(m, k)
-	}
-	return m
-}
-
-// checkpointState reads a checkpoint's tensors (all but the timings and
-// the curve, whose wall-clock cells differ) and its state (the random
-// streams included; not the wall-clock time, the number of resumptions or
-// the checkpoint interval), for bit-for-bit comparison.
-func checkpointState(t *testing.T, dir string) (map[string]safetensors.Tensor, map[string]any) {
-	t.Helper()
-	f, err := os.Open(filepath.Join(dir, train.CheckpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ts, meta, err := safetensors.Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := map[string]safetensors.Tensor{}
-	for _, x := range ts {
-		if x.Name != "run.iter_ns" && x.Name != "run.curve" {
-			m[x.Name] = x
-		}
-	}
-	var st map[string]any
-	if err := json.Unmarshal([]byte(meta["gfn_train_state"]), &st); err != nil {
-		t.Fatalf("checkpoint state: %v", err)
-	}
-	run, _ := st["run"].(map[string]any)
-	delete(run, "wall_seconds")
-	delete(run, "checkpoint_every") // an option, not state
-	delete(st, "resumed")
-	return m, st
-}
-
 // sameRun fails unless the runs in dirs a and b ended identically: the
-// final trainers' parameters and counters, every checkpoint tensor and
-// state (Adam, RND, buffer, random streams), metrics.csv and summary.json,
-// wall-clock values aside.
+// final trainers' parameters and counters, every checkpoint tensor, the
+// state and the random streams, metrics.csv and summary.json, wall-clock
+// values aside.
 func sameRun(t *testing.T, what string, a, b *train.Result, dirA, dirB string) {
 	t.Helper()
 	if ha, hb := paramHash(a.Trainer), paramHash(b.Trainer); ha != hb {
 		t.Errorf("%s: parameters and counters %s, uninterrupted %s", what, hb, ha)
 	}
-	if a.Trainer.GradSteps != b.Trainer.GradSteps || a.Trainer.RewardCalls != b.Trainer.RewardCalls || a.Trainer.Step != b.Trainer.Step {
-		t.Errorf("%s: counters differ", what)
+	runtest.Same(t, runtest.Outputs(t, dirA), runtest.Outputs(t, dirB))
+	ca, err := run.Open(dirA)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if ca, cb := curveWithoutWall(t, dirA), curveWithoutWall(t, dirB); !slices.EqualFunc(ca, cb, slices.Equal) {
-		t.Errorf("%s: metrics.csv differs:\n%v\n%v", what, cb, ca)
+	cb, err := run.Open(dirB)
+	if err != nil {
+		t.Fatal(err)
 	}
-	sa, sb := summaryWithoutWall(t, dirA), summaryWithoutWall(t, dirB)
-	ja, _ := json.Marshal(sa)
-	jb, _ := json.Marshal(sb)
-	if !bytes.Equal(ja, jb) {
-		t.Errorf("%s: summary.json differs:\n%s\n%s", what, jb, ja)
-	}
-	ta, ma := checkpointState(t, dirA)
-	tb, mb := checkpointState(t, dirB)
-	for name, x := range ta {
-		y, ok := tb[name]
-		if !ok || x.DType != y.DType || !slices.Equal(x.Shape, y.Shape) || !bytes.Equal(x.Data, y.Data) {
-			t.Errorf("%s: final checkpoint tensor %s differs", what, name)
-		}
-	}
-	if len(ta) != len(tb) {
-		t.Errorf("%s: %d checkpoint tensors, uninterrupted %d", what, len(tb), len(ta))
-	}
-	ja, _ = json.Marshal(ma)
-	jb, _ = json.Marshal(mb)
-	if !bytes.Equal(ja, jb) {
-		t.Errorf("%s: final checkpoint state differs:\n%s\n%s", what, jb, ja)
+	if !reflect.DeepEqual(ca.Header.Streams, cb.Header.Streams) {
+		t.Errorf("%s: the final random streams differ", what)
 	}
 }
 
@@ -234,16 +141,14 @@ func TestResumeIsBitIdentical(t *testing.T) {
 			t.Parallel() // each waits on its checkpoints' fsyncs
 			g, spec := resumeGrid(t, 8)
 			cfg := resumeConfig(64, c.edit)
-			opt := train.RunOptions{EnvSpec: spec, EvalEvery: 10, EvalSamples: 1000, CurveSamples: 300}
+			opt := train.RunOptions{EnvSpec: spec, EvalSamples: 1000, CurveSamples: 300}
+			opt.EvalEvery = 10
 			if c.empirical {
 				opt.CurveExactLimit = 10 // fewer than the grid's states: the curve samples
 			}
 			ctx := context.Background()
 			root := t.TempDir()
 			dirA, dirB, dirC := filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "c")
-			for _, d := range []string{dirA, dirB} {
-				os.Mkdir(d, 0o755)
-			}
 
 			oa := opt
 			oa.OutDir = dirA
@@ -259,33 +164,33 @@ func TestResumeIsBitIdentical(t *testing.T) {
 			ob.OutDir, ob.CheckpointEvery = dirB, 7
 			half := a.Trainer.Step / 2
 			snap := 0
-			train.SetAfterCheckpoint(&ob, func(step int) error {
+			ob.AfterCheckpoint = func(step int) error {
 				if snap == 0 && step >= half && step%2 == 1 {
 					copyDir(t, dirB, dirC)
 					snap = step
 				}
 				return nil
-			})
+			}
 			b, err := train.Run(ctx, g, cfg, ob)
 			if err != nil {
 				t.Fatal(err)
 			}
 			sameRun(t, "checkpointed", a, b, dirA, dirB)
 
-			cc, err := train.ReadCheckpoint(dirC)
+			ck, err := run.Open(dirC)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cc.Step != snap || !cc.Resumable || cc.Finished {
-				t.Fatalf("snapshot checkpoint: step %d (want %d), resumable %v, finished %v", cc.Step, snap, cc.Resumable, cc.Finished)
+			if ck.Header.Done != snap || ck.Header.Finished {
+				t.Fatalf("snapshot checkpoint: step %d (want %d), finished %v", ck.Header.Done, snap, ck.Header.Finished)
 			}
-			c, err := train.Resume(ctx, dirC, buildGrid, train.RunOptions{})
+			c, err := train.Resume(ctx, dirC, g, train.RunOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			sameRun(t, fmt.Sprintf("resumed at %d", snap), a, c, dirA, dirC)
-			if cc, _ := train.ReadCheckpoint(dirC); !cc.Finished || cc.Resumed != 1 {
-				t.Errorf("final checkpoint: finished %v, resumed %d", cc.Finished, cc.Resumed)
+			if ck, _ := run.Open(dirC); !ck.Header.Finished || ck.Header.Resumed != 1 {
+				t.Errorf("final checkpoint: finished %v, resumed %d", ck.Header.Finished, ck.Header.Resumed)
 			}
 		})
 	}
@@ -308,18 +213,19 @@ func (e cancelEnv) LogReward(xs []int32, n int, out []float64) error {
 	return e.Grid.LogReward(xs, n, out)
 }
 
-// TestCancelledRunCheckpointsAndResumes: a run cancelled mid-iteration
-// finishes the iteration, checkpoints it (between the periodic ones) and
-// returns the context's error; resumed, it ends as the uninterrupted run.
-// A Loaded checkpoint iterated to the end gives the same parameters too.
+// TestCancelledRunCheckpointsAndResumes: a run without periodic
+// checkpoints, cancelled mid-iteration (Ctrl-C), finishes the iteration,
+// checkpoints it and returns a *run.Interrupted naming it; resumed, it
+// ends as the uninterrupted run, also with another number of final
+// samples (which changes the final evaluation alone). A Loaded
+// checkpoint iterated to the end gives the same parameters too.
 func TestCancelledRunCheckpointsAndResumes(t *testing.T) {
 	g, spec := resumeGrid(t, 8)
 	cfg := resumeConfig(80, func(c *train.Config) { c.Buffer = replay.Teacher })
-	opt := train.RunOptions{EnvSpec: spec, EvalEvery: 10, EvalSamples: 1000}
+	opt := train.RunOptions{EnvSpec: spec, EvalSamples: 1000}
+	opt.EvalEvery = 10
 	root := t.TempDir()
-	dirA, dirB := filepath.Join(root, "a"), filepath.Join(root, "b")
-	os.Mkdir(dirA, 0o755)
-	os.Mkdir(dirB, 0o755)
+	dirA, dirB, dirC := filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "c")
 	oa := opt
 	oa.OutDir = dirA
 	a, err := train.Run(context.Background(), g, cfg, oa)
@@ -330,23 +236,24 @@ func TestCancelledRunCheckpointsAndResumes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	calls := 0
-	grid := g.(*hypergrid.Grid)
 	ob := opt
-	ob.OutDir, ob.CheckpointEvery = dirB, 25
-	_, err = train.Run(ctx, cancelEnv{grid, &calls, 40*cfg.Batch + 1, cancel}, cfg, ob)
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled run: error %v", err)
+	ob.OutDir = dirB
+	_, err = train.Run(ctx, cancelEnv{g.(*hypergrid.Grid), &calls, 40*cfg.Batch + 1, cancel}, cfg, ob)
+	e, ok := run.IsInterrupted(err)
+	if !ok || !errors.Is(err, context.Canceled) || e.Dir != dirB {
+		t.Fatalf("cancelled run: error %v, want *run.Interrupted with a checkpoint in %s", err, dirB)
 	}
-	cc, err := train.ReadCheckpoint(dirB)
+	ck, err := run.Open(dirB)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cc.Step%25 == 0 || cc.Finished || !cc.Resumable {
-		t.Fatalf("cancelled run's checkpoint: step %d, finished %v, resumable %v", cc.Step, cc.Finished, cc.Resumable)
+	if ck.Header.Done != e.Done || e.Done == 0 || ck.Header.Finished {
+		t.Fatalf("cancelled run's checkpoint: step %d, finished %v", ck.Header.Done, ck.Header.Finished)
 	}
+	copyDir(t, dirB, dirC)
 
 	// Load continues the training exactly.
-	tr, _, err := train.Load(dirB, buildGrid)
+	tr, err := train.Load(dirB, g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,28 +266,88 @@ func TestCancelledRunCheckpointsAndResumes(t *testing.T) {
 		t.Errorf("loaded and iterated: %s, uninterrupted %s", got, want)
 	}
 
-	// Run with ResumeFrom, given the environment and settings.
-	b, err := train.Run(context.Background(), g, cfg, train.RunOptions{OutDir: dirB, ResumeFrom: dirB, EvalSamples: 1000})
+	b, err := train.Resume(context.Background(), dirB, g, train.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameRun(t, fmt.Sprintf("cancelled at %d and resumed", cc.Step), a, b, dirA, dirB)
+	sameRun(t, fmt.Sprintf("cancelled at %d and resumed", e.Done), a, b, dirA, dirB)
+
+	c, err := train.Resume(context.Background(), dirC, g, train.RunOptions{EvalSamples: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Summary.EvalSamples != 500 || *c.Summary.EmpiricalL1 == *a.Summary.EmpiricalL1 {
+		t.Errorf("resumed with 500 final samples: %d samples, empirical L1 %v (uninterrupted %v)", c.Summary.EvalSamples, *c.Summary.EmpiricalL1, *a.Summary.EmpiricalL1)
+	}
+	wa, wc := runtest.Outputs(t, dirA), runtest.Outputs(t, dirC)
+	if wa["metrics.csv"] != wc["metrics.csv"] || paramHash(a.Trainer) != paramHash(c.Trainer) {
+		t.Errorf("another number of final samples changed the training")
+	}
+}
+
+// TestExtendFinishedRun: a finished run resumed without a larger budget
+// is refused with run.ErrFinished; with one it continues, keeping its
+// curve's points, and ends at the new budget.
+func TestExtendFinishedRun(t *testing.T) {
+	g, spec := resumeGrid(t, 8)
+	cfg := resumeConfig(40, func(c *train.Config) { c.Buffer = replay.Teacher })
+	dir := t.TempDir()
+	opt := train.RunOptions{EnvSpec: spec, EvalSamples: 500}
+	opt.OutDir, opt.EvalEvery = dir, 10
+	a, err := train.Run(context.Background(), g, cfg, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := train.Resume(context.Background(), dir, g, train.RunOptions{}); !errors.Is(err, run.ErrFinished) {
+		t.Fatalf("resuming a finished run: %v, want run.ErrFinished", err)
+	}
+	if _, err := train.Resume(context.Background(), dir, g, train.RunOptions{Budget: 100}); err == nil || !strings.Contains(err.Error(), "below the") {
+		t.Errorf("a budget below the reward calls done: %v", err)
+	}
+	b, err := train.Resume(context.Background(), dir, g, train.RunOptions{Budget: 2 * cfg.RewardCalls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Summary.RewardCalls != 2*cfg.RewardCalls || b.Trainer.Step != 2*a.Trainer.Step || b.Summary.Resumed != 1 {
+		t.Errorf("extended run: %d reward calls, %d steps, resumed %d", b.Summary.RewardCalls, b.Trainer.Step, b.Summary.Resumed)
+	}
+	if !reflect.DeepEqual(b.Curve.Rows[:a.Curve.Len()], a.Curve.Rows) && !sameRows(b.Curve.Rows[:a.Curve.Len()], a.Curve.Rows) {
+		t.Errorf("the extension changed the curve's points")
+	}
+	steps := b.Curve.Column("step")
+	var want []float64
+	for s := 0; s <= b.Trainer.Step; s += 10 {
+		want = append(want, float64(s))
+	}
+	if !slices.Equal(steps, want) {
+		t.Errorf("extended curve at steps %v, want %v", steps, want)
+	}
+	st, err := train.ReadCheckpoint(dir)
+	if err != nil || st.Train.RewardCalls != 2*cfg.RewardCalls {
+		t.Errorf("extended checkpoint's budget %d, %v", st.Train.RewardCalls, err)
+	}
+}
+
+// sameRows compares curve rows with NaN equal to NaN.
+func sameRows(a, b [][]float64) bool {
+	return slices.EqualFunc(a, b, func(x, y []float64) bool {
+		return slices.EqualFunc(x, y, func(u, v float64) bool { return u == v || u != u && v != v })
+	})
 }
 
 // TestResumeAfterCrashInCheckpoint: a crash between the renames of
 // checkpoint.safetensors and config.json leaves a new checkpoint with an
 // old config.json (and temporary files); the checkpoint file is
-// authoritative, Resume repairs the directory and ends as the
-// uninterrupted run.
+// authoritative for ReadCheckpoint, Load and Resume, which removes the
+// temporary files and ends as the uninterrupted run.
 func TestResumeAfterCrashInCheckpoint(t *testing.T) {
 	g, spec := resumeGrid(t, 8)
 	cfg := resumeConfig(60, nil)
-	opt := train.RunOptions{EnvSpec: spec, EvalEvery: 10, EvalSamples: 1000}
+	opt := train.RunOptions{EnvSpec: spec, EvalSamples: 1000}
+	opt.EvalEvery = 10
 	root := t.TempDir()
 	dirA, dirB := filepath.Join(root, "a"), filepath.Join(root, "b")
 	snaps := map[int]string{}
-	os.Mkdir(dirA, 0o755)
-	os.Mkdir(dirB, 0o755)
 	oa := opt
 	oa.OutDir = dirA
 	a, err := train.Run(context.Background(), g, cfg, oa)
@@ -389,7 +356,7 @@ func TestResumeAfterCrashInCheckpoint(t *testing.T) {
 	}
 	ob := opt
 	ob.OutDir, ob.CheckpointEvery = dirB, 9
-	train.SetAfterCheckpoint(&ob, func(step int) error {
+	ob.AfterCheckpoint = func(step int) error {
 		if step == 18 || step == 27 {
 			snaps[step] = filepath.Join(root, fmt.Sprint(step))
 			copyDir(t, dirB, snaps[step])
@@ -398,7 +365,7 @@ func TestResumeAfterCrashInCheckpoint(t *testing.T) {
 			return errors.New("killed")
 		}
 		return nil
-	})
+	}
 	if _, err := train.Run(context.Background(), g, cfg, ob); err == nil || err.Error() != "killed" {
 		t.Fatalf("stopped run: %v", err)
 	}
@@ -411,236 +378,173 @@ func TestResumeAfterCrashInCheckpoint(t *testing.T) {
 	os.WriteFile(filepath.Join(crashed, ".checkpoint.safetensors.tmp123"), []byte("partial"), 0o644)
 	os.WriteFile(filepath.Join(crashed, ".config.json.tmp9"), []byte("{"), 0o644)
 
-	cc, err := train.ReadCheckpoint(crashed)
-	if err != nil || cc.Step != 27 {
-		t.Fatalf("ReadCheckpoint after the crash: step %d, %v", cc.Step, err)
-	}
-	if tr, _, err := train.Load(crashed, buildGrid); err != nil || tr.Step != 27 {
+	if tr, err := train.Load(crashed, g); err != nil || tr.Step != 27 {
 		t.Fatalf("Load after the crash: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // stop at once: only the repair runs
-	if _, err := train.Resume(ctx, crashed, buildGrid, train.RunOptions{}); !errors.Is(err, context.Canceled) {
+	if _, err := train.Resume(ctx, crashed, g, train.RunOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("resume with a cancelled context: %v", err)
-	}
-	var fixed train.CheckpointConfig
-	if b, err := os.ReadFile(filepath.Join(crashed, train.ConfigFile)); err != nil || json.Unmarshal(b, &fixed) != nil || fixed.Step != 27 {
-		t.Errorf("config.json not repaired: step %d, %v", fixed.Step, err)
 	}
 	if tmp, _ := filepath.Glob(filepath.Join(crashed, ".*.tmp*")); len(tmp) > 0 {
 		t.Errorf("temporary files left: %v", tmp)
 	}
-	c, err := train.Resume(context.Background(), crashed, buildGrid, train.RunOptions{})
+	c, err := train.Resume(context.Background(), crashed, g, train.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameRun(t, "resumed after a crash", a, c, dirA, crashed)
+	var cc struct {
+		Done     int  `json:"done"`
+		Finished bool `json:"finished"`
+	}
+	if b, err := os.ReadFile(filepath.Join(crashed, train.ConfigFile)); err != nil || json.Unmarshal(b, &cc) != nil || cc.Done != a.Trainer.Step || !cc.Finished {
+		t.Errorf("config.json after the resume: %+v, %v", cc, err)
+	}
 }
 
-// TestResumeRejectsMismatches: resuming with other settings, another
-// environment or spec, or other curve options names the difference; a
-// finished run, and a checkpoint without a run record, say so.
+// TestResumeRejectsMismatches: resuming on another environment, with
+// another spec or other curve options names the difference; a
+// checkpoint of an earlier layout says how to convert it.
 func TestResumeRejectsMismatches(t *testing.T) {
 	g, spec := resumeGrid(t, 8)
 	cfg := resumeConfig(30, func(c *train.Config) { c.Hidden = []int{16} })
-	root := t.TempDir()
-	done, part := filepath.Join(root, "done"), filepath.Join(root, "part")
-	os.Mkdir(done, 0o755)
-	os.Mkdir(part, 0o755)
+	part := t.TempDir()
 	ctx := context.Background()
-	if _, err := train.Run(ctx, g, cfg, train.RunOptions{OutDir: done, EnvSpec: spec, EvalEvery: 5}); err != nil {
-		t.Fatal(err)
-	}
-	opt := train.RunOptions{OutDir: part, EnvSpec: spec, EvalEvery: 5, CheckpointEvery: 10}
-	train.SetAfterCheckpoint(&opt, func(int) error { return errors.New("stop") })
+	opt := train.RunOptions{EnvSpec: spec}
+	opt.OutDir, opt.EvalEvery, opt.CheckpointEvery = part, 5, 10
+	opt.AfterCheckpoint = func(int) error { return errors.New("stop") }
 	if _, err := train.Run(ctx, g, cfg, opt); err == nil {
 		t.Fatal("the hook did not stop the run")
 	}
-
 	g16, spec16 := resumeGrid(t, 16)
-	other := cfg
-	other.LR = 2e-3
-	hidden := cfg
-	hidden.Hidden = []int{16, 16}
 	for _, c := range []struct {
 		name string
 		env  discrete.Env
-		cfg  train.Config
 		opt  train.RunOptions
 		want string
 	}{
-		{"lr", g, other, train.RunOptions{}, "setting lr is 0.001 in the checkpoint and 0.002"},
-		{"hidden", g, hidden, train.RunOptions{}, "setting hidden is [16]"},
-		{"env", g16, cfg, train.RunOptions{}, "environment hypergrid(d=2, H=8"},
-		{"spec", g, cfg, train.RunOptions{EnvSpec: spec16}, "environment spec"},
-		{"eval-every", g, cfg, train.RunOptions{EvalEvery: 7}, "eval-every 7 differs from the run's 5"},
-		{"curve samples", g, cfg, train.RunOptions{CurveSamples: 100}, "curve samples 100"},
-		{"interval", g, cfg, train.RunOptions{CheckpointEvery: -1}, "checkpoint interval -1"},
-		{"no out dir", g, cfg, train.RunOptions{CheckpointEvery: 3, OutDir: "-"}, "needs an output directory"},
+		{"env", g16, train.RunOptions{}, "train: checkpoint " + filepath.Join(part, train.CheckpointFile) + " is of environment hypergrid(d=2, H=8"},
+		{"spec", g, train.RunOptions{EnvSpec: spec16}, "train: resume from " + part + ": the checkpoint's environment spec"},
+		{"eval-every", g, train.RunOptions{Options: run.Options{EvalEvery: 7}}, "evaluation interval 7 differs from the run's 5"},
+		{"curve samples", g, train.RunOptions{CurveSamples: 100}, "train: resume from " + part + ": curve samples 100 differs from the run's 5000"},
+		{"curve limit", g, train.RunOptions{CurveExactLimit: 3}, "curve exact limit 3 differs"},
+		{"interval", g, train.RunOptions{Options: run.Options{CheckpointEvery: -1}}, "checkpoint interval -1"},
 	} {
-		o := c.opt
-		o.ResumeFrom = part
-		if c.name == "no out dir" {
-			o.OutDir = ""
-		}
-		_, err := train.Run(ctx, c.env, c.cfg, o)
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "train: ") {
+		_, err := train.Resume(ctx, part, c.env, c.opt)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
 		}
 	}
-	if _, err := train.Resume(ctx, done, buildGrid, train.RunOptions{}); err == nil || !strings.Contains(err.Error(), "is finished") {
-		t.Errorf("finished run: error %v", err)
-	}
-	if _, err := train.Run(ctx, g, cfg, train.RunOptions{ResumeFrom: done}); err == nil || !strings.Contains(err.Error(), "is finished") {
-		t.Errorf("finished run (Run): error %v", err)
-	}
-	tr, _, err := train.Load(part, buildGrid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	saved := filepath.Join(root, "saved")
-	os.Mkdir(saved, 0o755)
-	if err := tr.Save(saved, spec); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := train.Resume(ctx, saved, buildGrid, train.RunOptions{}); err == nil || !strings.Contains(err.Error(), "no run record") {
-		t.Errorf("checkpoint of Save: error %v", err)
+	legacy := t.TempDir()
+	copyDir(t, filepath.Join("testdata", "legacy", "teachers2-per"), legacy)
+	var le *run.LegacyError
+	if _, err := train.Resume(ctx, legacy, g, train.RunOptions{}); !errors.As(err, &le) || !strings.Contains(err.Error(), "gfn migrate") {
+		t.Errorf("format-1 checkpoint: error %v, want a run.LegacyError", err)
 	}
 }
 
-// TestCheckpointStaysReadable: the final checkpoint keeps the layout older
-// readers use (parameters in PyTorch layout under student.model.*, Adam
-// states, config.json with the counters), and a checkpoint without the run
-// state (as written before it existed) still loads.
-func TestCheckpointStaysReadable(t *testing.T) {
+// TestCheckpointLayout: the checkpoint keeps the tensor names and shapes
+// Python and older readers use (PyTorch layout under student.model.*,
+// Adam states, the Teachers', GAFN's RND networks), and config.json
+// tells the counters.
+func TestCheckpointLayout(t *testing.T) {
 	g, spec := resumeGrid(t, 8)
-	cfg := resumeConfig(20, func(c *train.Config) { c.Hidden = []int{24} })
-	dir := t.TempDir()
-	res, err := train.Run(context.Background(), g, cfg, train.RunOptions{OutDir: dir, EnvSpec: spec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(filepath.Join(dir, train.CheckpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, meta, err := safetensors.Read(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	shapes := map[string][]int{}
-	for _, x := range ts {
-		shapes[x.Name] = x.Shape
-	}
-	for name, want := range map[string][]int{"student.model.0.weight": {24, 16}, "student.model.0.bias": {24},
-		"student.logZ": {}, "teacher.model.0.weight": {24, 16}, "student.optim.step": {}} {
-		if got, ok := shapes[name]; !ok || !slices.Equal(got, want) {
-			t.Errorf("tensor %s: shape %v (present %v), want %v", name, got, ok, want)
+	for _, c := range []struct {
+		edit func(*train.Config)
+		want map[string][]int
+	}{
+		{func(c *train.Config) { c.Teachers = 2 }, map[string][]int{"student.model.0.weight": {24, 16}, "student.model.0.bias": {24},
+			"student.logZ": {}, "teacher.model.0.weight": {24, 16}, "teacher1.logZ": {}, "student.optim.step": {}, "teacher1.optim.step": {}}},
+		{func(c *train.Config) { c.Method = train.MethodGAFN }, map[string][]int{"student.logZ": {}, "rnd.target.0.weight": {256, 16},
+			"rnd.predictor.0.weight": {256, 16}, "rnd.optim.step": {}}},
+	} {
+		cfg := resumeConfig(20, func(c *train.Config) { c.Hidden = []int{24} })
+		c.edit(&cfg)
+		dir := t.TempDir()
+		opt := train.RunOptions{EnvSpec: spec}
+		opt.OutDir = dir
+		res, err := train.Run(context.Background(), g, cfg, opt)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	var cc train.CheckpointConfig
-	b, _ := os.ReadFile(filepath.Join(dir, train.ConfigFile))
-	if err := json.Unmarshal(b, &cc); err != nil || cc.Step != res.Trainer.Step || len(cc.ModesFound) != len(res.Trainer.ModesFound) || !cc.Finished {
-		t.Errorf("config.json: %+v, %v", cc, err)
-	}
-
-	// Strip the run state, as an older writer would have left it out.
-	delete(meta, "gfn_train_state")
-	var keep []safetensors.Tensor
-	for _, x := range ts {
-		if !strings.HasPrefix(x.Name, "state.") && !strings.HasPrefix(x.Name, "run.") {
-			keep = append(keep, x)
+		f, err := os.Open(filepath.Join(dir, train.CheckpointFile))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	var buf bytes.Buffer
-	if err := safetensors.Write(&buf, keep, meta); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, train.CheckpointFile), buf.Bytes(), 0o644)
-	tr, _, err := train.Load(dir, buildGrid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tr.Step != res.Trainer.Step || len(tr.ModesFound) != len(res.Trainer.ModesFound) || tr.Student.LogZ.Value[0] != res.Trainer.Student.LogZ.Value[0] {
-		t.Errorf("old-format checkpoint: step %d, modes %d", tr.Step, len(tr.ModesFound))
-	}
-	if _, err := train.Resume(context.Background(), dir, buildGrid, train.RunOptions{}); err == nil || !strings.Contains(err.Error(), "is finished") {
-		t.Errorf("old-format finished checkpoint: %v", err)
+		ts, _, err := safetensors.Read(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		shapes := map[string][]int{}
+		for _, x := range ts {
+			shapes[x.Name] = x.Shape
+		}
+		for name, want := range c.want {
+			if got, ok := shapes[name]; !ok || !slices.Equal(got, want) {
+				t.Errorf("%s: tensor %s: shape %v (present %v), want %v", cfg.Method, name, got, ok, want)
+			}
+		}
+		var cc struct {
+			Kind     string       `json:"kind"`
+			Done     int          `json:"done"`
+			Finished bool         `json:"finished"`
+			Config   train.Stored `json:"config"`
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, train.ConfigFile))
+		if err := json.Unmarshal(b, &cc); err != nil || cc.Kind != "grid" || cc.Done != res.Trainer.Step || !cc.Finished || !reflect.DeepEqual(cc.Config.Train, cfg) {
+			t.Errorf("config.json: %+v, %v", cc, err)
+		}
 	}
 }
 
-// sigkillRun is the run of TestResumeAfterSIGKILL, in both processes.
-func sigkillRun(t *testing.T, dir string, every int) *train.Result {
-	t.Helper()
-	g, spec := resumeGrid(t, 16)
-	cfg := resumeConfig(300, func(c *train.Config) { c.Buffer, c.BufferCap = replay.Teacher, 100 })
-	res, err := train.Run(context.Background(), g, cfg, train.RunOptions{OutDir: dir, EnvSpec: spec, EvalEvery: 25,
-		EvalSamples: 1000, CheckpointEvery: every})
-	if err != nil {
-		t.Fatal(err)
+// TestMigrateLegacy: a format-1 checkpoint of a run stopped midway
+// (testdata/legacy, written by the gfn before the driver: two Teachers
+// with a PER buffer, and DB with a transition buffer), converted by
+// Migrate and resumed, ends with the outputs of the run never
+// interrupted.
+func TestMigrateLegacy(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*train.Config)
+	}{
+		{"teachers2-per", func(c *train.Config) { c.Teachers, c.Buffer, c.BufferCap = 2, replay.Teacher, 10 }},
+		{"db-prt", func(c *train.Config) {
+			c.Method, c.Objective, c.Buffer, c.BufferCap = train.MethodTB, train.ObjectiveDB, replay.Reward, 12
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g, spec := resumeGrid(t, 6)
+			cfg := train.DefaultConfig()
+			cfg.Hidden, cfg.Batch, cfg.RewardCalls, cfg.Seed = []int{6}, 4, 20*4, 5
+			c.edit(&cfg)
+			ref := t.TempDir()
+			opt := train.RunOptions{EnvSpec: spec, EvalSamples: 200, CurveSamples: 100}
+			opt.OutDir, opt.EvalEvery, opt.CheckpointEvery = ref, 4, 3
+			a, err := train.Run(context.Background(), g, cfg, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			copyDir(t, filepath.Join("testdata", "legacy", c.name), dir)
+			if err := train.Migrate(dir, g); err != nil {
+				t.Fatal(err)
+			}
+			ck, err := run.Open(dir)
+			if err != nil || ck.Header.Done != 9 || ck.Header.CheckpointEvery != 3 || ck.Header.Every != 4 {
+				t.Fatalf("converted checkpoint: %v, %+v", err, ck.Header)
+			}
+			if err := train.Migrate(dir, g); err == nil || !strings.Contains(err.Error(), "not a format-1") {
+				t.Errorf("migrating twice: %v", err)
+			}
+			b, err := train.Resume(context.Background(), dir, g, train.RunOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameRun(t, "migrated and resumed", a, b, ref, dir)
+		})
 	}
-	return res
-}
-
-// TestSIGKILLChild is the process TestResumeAfterSIGKILL kills.
-func TestSIGKILLChild(t *testing.T) {
-	dir := os.Getenv("GFN_TRAIN_SIGKILL_DIR")
-	if dir == "" {
-		t.Skip("run by TestResumeAfterSIGKILL")
-	}
-	sigkillRun(t, dir, 3)
-}
-
-// TestResumeAfterSIGKILL: a run checkpointing every 3 iterations, killed
-// with SIGKILL at a random moment (possibly while writing a checkpoint)
-// and resumed, ends bit for bit as the uninterrupted run.
-func TestResumeAfterSIGKILL(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short: trains twice and a killed process")
-	}
-	root := t.TempDir()
-	dirA, dirB := filepath.Join(root, "a"), filepath.Join(root, "b")
-	os.Mkdir(dirA, 0o755)
-	os.Mkdir(dirB, 0o755)
-	a := sigkillRun(t, dirA, 0)
-
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSIGKILLChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "GFN_TRAIN_SIGKILL_DIR="+dirB)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(dirB, train.ConfigFile)); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no checkpoint after 30 s:\n%s", out.String())
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	time.Sleep(time.Duration(rand.IntN(150)) * time.Millisecond)
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
-	cc, err := train.ReadCheckpoint(dirB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cc.Finished {
-		t.Skipf("the child finished before the kill:\n%s", out.String())
-	}
-	t.Logf("killed after the checkpoint of iteration %d", cc.Step)
-	b, err := train.Resume(context.Background(), dirB, buildGrid, train.RunOptions{CheckpointEvery: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameRun(t, fmt.Sprintf("killed after %d, resumed", cc.Step), a, b, dirA, dirB)
 }
 
 // TestUnusableOutDirBeforeTraining: an output directory that cannot be
@@ -651,8 +555,49 @@ func TestUnusableOutDirBeforeTraining(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o644)
 	cfg := resumeConfig(80, func(*train.Config) {})
-	res, err := train.Run(context.Background(), g, cfg, train.RunOptions{EnvSpec: spec, OutDir: filepath.Join(file, "run"), CheckpointEvery: 10, EvalSamples: 100})
+	opt := train.RunOptions{EnvSpec: spec, EvalSamples: 100}
+	opt.OutDir, opt.CheckpointEvery = filepath.Join(file, "run"), 10
+	res, err := train.Run(context.Background(), g, cfg, opt)
 	if err == nil || !strings.Contains(err.Error(), "not usable") || res != nil {
 		t.Errorf("result %v, err %v, want 'not usable' and no run", res, err)
 	}
+}
+
+// TestDriverConformance runs the driver's suite on a short grid run with
+// two Teachers and a PER buffer (every kind of the grid's state).
+func TestDriverConformance(t *testing.T) {
+	g, spec := resumeGrid(t, 6)
+	cfg := train.DefaultConfig()
+	cfg.Hidden, cfg.Batch, cfg.RewardCalls, cfg.Seed = []int{8}, 4, 24*4, 2
+	cfg.Teachers, cfg.Buffer, cfg.BufferCap = 2, replay.Teacher, 10
+	opts := func(o run.Options) train.RunOptions {
+		return train.RunOptions{Options: o, EnvSpec: spec, EvalSamples: 300, CurveSamples: 100}
+	}
+	runtest.Check(t, runtest.Subject{
+		Run: func(ctx context.Context, o run.Options) error {
+			_, err := train.Run(ctx, g, cfg, opts(o))
+			return err
+		},
+		Resume: func(ctx context.Context, dir string, extra int, o run.Options) error {
+			st, err := train.ReadCheckpoint(dir)
+			if err != nil {
+				return err
+			}
+			env, err := task.BuildJSON(st.Env)
+			if err != nil {
+				return err
+			}
+			ro := opts(o)
+			ro.EnvSpec = nil
+			if extra > 0 {
+				// The suite counts iterations: a batch of reward calls each
+				// (a buffer's replays are free, so this is more).
+				ro.Budget = st.Train.RewardCalls + extra*st.Train.Batch
+			}
+			_, err = train.Resume(ctx, dir, env, ro)
+			return err
+		},
+		Units: cfg.Steps(),
+		Seed:  1,
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/env/hypergrid"
 	"github.com/gfngo/gfn/metrics"
+	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/train"
 )
 
@@ -154,17 +156,23 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	cfg.Hidden = []int{16}
 	cfg.RewardCalls = 40 * 16
 	dir := t.TempDir()
-	res, err := train.Run(context.Background(), g, cfg, train.RunOptions{OutDir: dir, EnvSpec: map[string]any{"d": 2, "h": 6}})
+	opt := train.RunOptions{EnvSpec: map[string]any{"d": 2, "h": 6}}
+	opt.OutDir = dir
+	res, err := train.Run(context.Background(), g, cfg, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, spec, err := train.Load(dir, func(raw json.RawMessage) (discrete.Env, error) { return g, nil })
+	tr, err := train.Load(dir, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := train.ReadCheckpoint(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var sp map[string]int
-	if json.Unmarshal(spec, &sp); sp["h"] != 6 {
-		t.Errorf("spec %s", spec)
+	if json.Unmarshal(st.Env, &sp); sp["h"] != 6 || st.EnvName != g.String() || !reflect.DeepEqual(st.Train, cfg) {
+		t.Errorf("stored %+v", st)
 	}
 	if tr.Step != 40 || tr.RewardCalls != 640 || len(tr.ModesFound) != len(res.Trainer.ModesFound) {
 		t.Errorf("counters %d %d %d", tr.Step, tr.RewardCalls, len(tr.ModesFound))
@@ -184,9 +192,13 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	if a.StudentLoss != b.StudentLoss || a.TeacherLoss != b.TeacherLoss || a.StudentLogZ != b.StudentLogZ {
 		t.Errorf("resumed iteration differs: %+v vs %+v", a, b)
 	}
-	// A corrupt checkpoint is a clear error.
+	// Another environment, and a corrupt checkpoint, are clear errors.
+	g8, _ := hypergrid.New(2, 8, hypergrid.Deceptive)
+	if _, err := train.Load(dir, g8); err == nil || !strings.Contains(err.Error(), "is of environment "+g.String()) {
+		t.Errorf("another environment: %v", err)
+	}
 	os.WriteFile(filepath.Join(dir, train.CheckpointFile), []byte("garbage"), 0o644)
-	if _, _, err := train.Load(dir, func(json.RawMessage) (discrete.Env, error) { return g, nil }); err == nil || !strings.Contains(err.Error(), train.CheckpointFile) {
+	if _, err := train.Load(dir, g); err == nil || !strings.Contains(err.Error(), train.CheckpointFile) {
 		t.Errorf("corrupt checkpoint: %v", err)
 	}
 }
@@ -228,21 +240,22 @@ func TestCurveEmpiricalL1(t *testing.T) {
 	cfg := train.DefaultConfig()
 	cfg.Hidden = []int{16}
 	cfg.RewardCalls = 100 * 16
-	a, err := train.Run(context.Background(), g, cfg, train.RunOptions{CurveExactLimit: 10, CurveSamples: 500, EvalEvery: 25})
+	a, err := train.Run(context.Background(), g, cfg, train.RunOptions{Options: run.Options{EvalEvery: 25}, CurveExactLimit: 10, CurveSamples: 500})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := train.Run(context.Background(), g, cfg, train.RunOptions{CurveSamples: -1, EvalEvery: 25})
+	b, err := train.Run(context.Background(), g, cfg, train.RunOptions{Options: run.Options{EvalEvery: 25}, CurveSamples: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range a.Curve {
-		if p.StudentExact != nil || math.IsNaN(p.StudentEmpiricalL1) || p.StudentEmpiricalL1 <= 0 {
-			t.Errorf("step %d: exact %v, empirical L1 %v", p.Step, p.StudentExact, p.StudentEmpiricalL1)
+	for i := range a.Curve.Len() {
+		exact, emp := a.Curve.Value(i, "student_l1"), a.Curve.Value(i, "student_empirical_l1")
+		if !math.IsNaN(exact) || math.IsNaN(emp) || emp <= 0 {
+			t.Errorf("point %d: exact %v, empirical L1 %v", i, exact, emp)
 		}
 	}
-	if a.Summary.StudentLogZ != b.Summary.StudentLogZ || a.Summary.ModesFound != b.Summary.ModesFound {
-		t.Errorf("curve sampling changed the run: log Z %v vs %v", a.Summary.StudentLogZ, b.Summary.StudentLogZ)
+	if a.Summary.LogZ != b.Summary.LogZ || a.Summary.ModesFound != b.Summary.ModesFound {
+		t.Errorf("curve sampling changed the run: log Z %v vs %v", a.Summary.LogZ, b.Summary.LogZ)
 	}
 }
 

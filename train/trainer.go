@@ -2,21 +2,21 @@ package train
 
 import (
 	"fmt"
-	"github.com/gfngo/gfn/target"
 	"math"
 	"math/rand/v2"
 
+	"github.com/gfngo/gfn/agent"
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/replay"
+	"github.com/gfngo/gfn/target"
 	"github.com/gfngo/gfn/teacher"
 )
 
-// Agent is one GFlowNet: a policy model, its log Z, and its optimizer.
+// Agent is one GFlowNet: a policy model, its log Z (nil for DB) and its
+// optimiser.
 type Agent struct {
-	Model discrete.Model
-	LogZ  *nn.Param
-	Opt   *nn.Adam
+	agent.Agent[discrete.Model]
 }
 
 // newAgent builds a TB agent (policy and log Z) or, for DB, a policy with
@@ -24,17 +24,14 @@ type Agent struct {
 func newAgent(env discrete.FeaturizedEnv, cfg Config, lr float64, rng *rand.Rand) *Agent {
 	if cfg.Objective == ObjectiveDB {
 		m := discrete.NewMLPModelHeads(env, env, "model", cfg.Hidden, 1, rng)
-		return &Agent{Model: m, Opt: nn.NewAdam(nn.Group{Params: m.Params(), LR: lr})}
+		return &Agent{agent.New[discrete.Model](m, lr, nil, 0)}
 	}
 	extra := 0
 	if cfg.Method == MethodGAFN {
 		extra = 1 // the state flow of GAFN's edge rewards
 	}
 	m := discrete.NewMLPModelHeads(env, env, "model", cfg.Hidden, extra, rng)
-	z := nn.NewParam("logZ")
-	z.Value[0] = float32(cfg.LogZInit)
-	opt := nn.NewAdam(nn.Group{Params: m.Params(), LR: lr}, nn.Group{Params: []*nn.Param{z}, LR: cfg.LogZLR})
-	return &Agent{Model: m, LogZ: z, Opt: opt}
+	return &Agent{agent.New[discrete.Model](m, lr, agent.NewLogZ(cfg.LogZInit), cfg.LogZLR)}
 }
 
 // LogZEstimate is the agent's estimate of log Z: its parameter for TB, the state
@@ -48,9 +45,6 @@ func (a *Agent) LogZEstimate(env discrete.Env) float64 {
 	out := a.Model.Forward(s0, 1)
 	return float64(out.Data[env.NumActions()])
 }
-
-// Params is every trainable parameter, log Z last.
-func (a *Agent) Params() []*nn.Param { return a.Opt.Params() }
 
 // update clips the accumulated gradient jointly (policy and log Z, as the
 // reference does) and takes an Adam step.

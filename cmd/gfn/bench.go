@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -151,45 +152,49 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			o.Grids = append(o.Grids, bench.Grid{Dim: d, Side: h})
 		}
 	}
-	if *status {
-		rs, err := bench.GridStatus(t, o)
+	return benchTable(ctx, []string{"bench", "grid"}, fs, *status, slurm, &o.Out, func() bench.Table { return bench.GridRun{T: t, O: o} }, o.Jobs, o.CollectOnly, stdout, stderr)
+}
+
+// benchTable is the part of every gfn bench table command after its
+// flags: --status, --slurm and --slurm-task, or the runs themselves, then
+// the results (results.csv, results.md, figures) and their Markdown on
+// stdout. out is the table's --out (made absolute for Slurm before
+// table builds the table).
+func benchTable(ctx context.Context, command []string, fs *flag.FlagSet, status bool, slurm *slurmFlags, out *string, table func() bench.Table, lanes int, collect bool, stdout, stderr io.Writer) error {
+	if status {
+		t := table()
+		rs, err := bench.TableStatus(t)
 		if err != nil {
-			return err
+			return usageError{err}
 		}
-		return bench.WriteStatus(stdout, "bench grid "+t.Name+" ("+o.Out+")", rs, time.Now())
+		return bench.WriteStatus(stdout, t.Name()+" ("+t.Dir()+")", rs, time.Now())
 	}
 	if slurm.active() {
-		if o.Out, err = filepath.Abs(o.Out); err != nil {
+		var err error
+		if *out, err = filepath.Abs(*out); err != nil {
 			return err
 		}
-		tasks, err := t.SlurmTasks(o)
+		t := table()
+		tasks, err := bench.TableSlurm(t)
 		if err != nil {
 			return err
 		}
-		return slurm.do(ctx, "bench grid "+t.Name, []string{"bench", "grid"}, fs, o.Out, o.Out, tasks, stdout, stderr)
+		return slurm.do(ctx, t.Name(), command, fs, *out, t.Dir(), tasks, stdout, stderr)
 	}
-	run, err := benchRunner(o.Out, *jobs)
+	t := table()
+	if err := safefile.CheckDir(t.Dir()); err != nil {
+		return usageError{err}
+	}
+	run, err := benchRunner(t.Dir(), lanes)
 	if err != nil {
 		return err
 	}
-	results, runErr := bench.RunGrid(ctx, t, o, run, stderr)
-	if results == nil && runErr != nil {
-		return runErr
-	}
-	if err := safefile.Write(filepath.Join(o.Out, "results.csv"), func(w io.Writer) error { return bench.WriteResultsCSV(w, results) }); err != nil {
-		return err
-	}
-	var md strings.Builder
-	bench.WriteMarkdown(&md, t.Name, results)
-	if err := safefile.WriteBytes(filepath.Join(o.Out, "results.md"), []byte(md.String())); err != nil {
-		return err
-	}
-	files, err := bench.GridFigures(filepath.Join(o.Out, "figures"), t.TableJobs(o))
+	md, files, runErr, err := bench.RunTable(ctx, t, bench.LaneOptions{Lanes: lanes, CollectOnly: collect}, run, stderr)
 	if err != nil {
 		return err
 	}
-	fmt.Fprint(stdout, md.String())
-	fmt.Fprintf(stdout, "\nwrote %s: results.csv, results.md, figures/ (%d files)\n", o.Out, len(files))
+	fmt.Fprint(stdout, md)
+	fmt.Fprintf(stdout, "\nwrote %s: %s\n", t.Dir(), strings.Join(files, ", "))
 	return runErr
 }
 
@@ -272,46 +277,6 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 			o.Tasks = append(o.Tasks, k)
 		}
 	}
-	if *status {
-		rs, err := bench.DiffusionStatus(t, o)
-		if err != nil {
-			return usageError{err}
-		}
-		return bench.WriteStatus(stdout, "bench diffusion "+t.Name+" ("+o.Dir(t)+")", rs, time.Now())
-	}
-	if slurm.active() {
-		if o.Out, err = filepath.Abs(o.Out); err != nil {
-			return err
-		}
-		tasks, err := t.SlurmTasks(o)
-		if err != nil {
-			return err
-		}
-		return slurm.do(ctx, "bench diffusion "+t.Name, []string{"bench", "diffusion"}, fs, o.Out, o.Dir(t), tasks, stdout, stderr)
-	}
-	dir := o.Dir(t)
-	run, err := benchRunner(dir, *jobs)
-	if err != nil {
-		return err
-	}
-	results, runErr := bench.RunDiffusion(ctx, t, o, run, stderr)
-	if results == nil && runErr != nil {
-		return runErr
-	}
-	if err := safefile.Write(filepath.Join(dir, "results.csv"), func(w io.Writer) error { return bench.WriteDiffusionCSV(w, results) }); err != nil {
-		return err
-	}
-	var md strings.Builder
-	bench.WriteDiffusionMarkdown(&md, bench.DiffusionReport{Table: t.Name, Preset: *preset, Quick: *quick, Jobs: *jobs,
-		Command: strings.Join(append([]string{"gfn bench diffusion"}, args...), " ")}, results)
-	if err := safefile.WriteBytes(filepath.Join(dir, "results.md"), []byte(md.String())); err != nil {
-		return err
-	}
-	files, err := bench.DiffusionFigures(filepath.Join(dir, "figures"), t.Jobs(o))
-	if err != nil {
-		return err
-	}
-	fmt.Fprint(stdout, md.String())
-	fmt.Fprintf(stdout, "\nwrote %s: results.csv, results.md, figures/ (%d files)\n", dir, len(files))
-	return runErr
+	rep := bench.DiffusionReport{Command: strings.Join(append([]string{"gfn bench diffusion"}, args...), " ")}
+	return benchTable(ctx, []string{"bench", "diffusion"}, fs, *status, slurm, &o.Out, func() bench.Table { return bench.DiffusionRun{T: t, O: o, Report: rep} }, o.Jobs, o.CollectOnly, stdout, stderr)
 }

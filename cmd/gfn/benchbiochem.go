@@ -8,11 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/gfngo/gfn/bench"
 	"github.com/gfngo/gfn/biochem"
-	"github.com/gfngo/gfn/safefile"
 )
 
 const benchBiochemSynopsis = `Run the paper's biological and chemical discovery experiments (§5.3, its figure of modes,
@@ -48,9 +46,9 @@ func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Write
 	tasks := fs.String("task", "all", "tasks: all (the table's: every task for main, tfbind8 for the others), or a comma-separated list of "+strings.Join(bench.BiochemTasks, ", "))
 	fs.StringVar(tasks, "tasks", "all", "the same as --task (the name bench diffusion uses)")
 	methods := fs.String("methods", "", "comma-separated methods (rows) of the table (default: all of them)")
-	seeds := fs.Int("seeds", bench.BiochemDefaultSeeds, "runs per method and task, with seeds 0 to seeds-1")
+	seeds := fs.Int("seeds", 0, fmt.Sprintf("runs per method and task, with seeds 0 to seeds-1 (0 = %d; 1 with --quick)", bench.BiochemDefaultSeeds))
 	jobs := fs.Int("jobs", 2, "runs at a time")
-	quick := fs.Bool("quick", false, "smoke run: 1/20 of each task's rounds, an evaluation every quarter of those, 256 evaluation samples")
+	quick := fs.Bool("quick", false, "smoke run: 1 seed, 1/20 of each task's rounds, an evaluation every quarter of those, 256 evaluation samples")
 	out := fs.String("out", filepath.Join("runs", "bench-biochem"), "root output directory: the runs and results go to <out>/biochem (other tables: <out>/biochem-<table>)")
 	ckEvery := fs.Int("checkpoint-every", bench.BiochemCheckpointEvery, "rounds between a run's checkpoints (0 = only at the end)")
 	collect := fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished")
@@ -62,8 +60,8 @@ func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 		return err
 	}
-	if *seeds < 1 || *jobs < 1 || *ckEvery < 0 {
-		return usagef("seeds %d and jobs %d must be >= 1 and checkpoint-every %d >= 0", *seeds, *jobs, *ckEvery)
+	if *seeds < 0 || *jobs < 1 || *ckEvery < 0 {
+		return usagef("seeds %d must be >= 0, jobs %d >= 1 and checkpoint-every %d >= 0", *seeds, *jobs, *ckEvery)
 	}
 	if err := slurm.check(fs, *collect); err != nil {
 		return err
@@ -91,58 +89,6 @@ func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Write
 			o.Methods = append(o.Methods, m)
 		}
 	}
-	if *status {
-		rs, err := bench.BiochemStatus(o)
-		if err != nil {
-			return usageError{err}
-		}
-		return bench.WriteStatus(stdout, "bench biochem ("+o.Dir()+")", rs, time.Now())
-	}
-	if slurm.active() {
-		var err error
-		if o.Out, err = filepath.Abs(o.Out); err != nil {
-			return err
-		}
-		tasks, err := bench.BiochemSlurmTasks(o)
-		if err != nil {
-			return err
-		}
-		return slurm.do(ctx, "bench biochem", []string{"bench", "biochem"}, fs, o.Out, o.Dir(), tasks, stdout, stderr)
-	}
-	dir := o.Dir()
-	if err := safefile.CheckDir(dir); err != nil {
-		return usageError{err}
-	}
-	run, err := benchRunner(dir, *jobs)
-	if err != nil {
-		return err
-	}
-	results, runErr := bench.RunBiochem(ctx, o, run, stderr)
-	if results == nil && runErr != nil {
-		return runErr
-	}
-	if err := safefile.Write(filepath.Join(dir, "results.csv"), func(w io.Writer) error { return bench.WriteBiochemCSV(w, results) }); err != nil {
-		return err
-	}
-	var md strings.Builder
-	bench.WriteBiochemMarkdown(&md, bench.BiochemReport{Table: tab.Name, Quick: *quick, Jobs: *jobs,
-		Command: strings.Join(append([]string{"gfn bench biochem"}, args...), " ")}, results)
-	if err := safefile.WriteBytes(filepath.Join(dir, "results.md"), []byte(md.String())); err != nil {
-		return err
-	}
-	all, err := bench.BiochemJobs(o)
-	if err != nil {
-		return err
-	}
-	drew, err := bench.BiochemFigure(filepath.Join(dir, "figure.png"), all)
-	if err != nil {
-		return err
-	}
-	fmt.Fprint(stdout, md.String())
-	files := "results.csv, results.md, figure.png"
-	if !drew {
-		files = "results.csv, results.md (no finished run: no figure)"
-	}
-	fmt.Fprintf(stdout, "\nwrote %s: %s\n", dir, files)
-	return runErr
+	rep := bench.BiochemReport{Command: strings.Join(append([]string{"gfn bench biochem"}, args...), " ")}
+	return benchTable(ctx, []string{"bench", "biochem"}, fs, *status, slurm, &o.Out, func() bench.Table { return bench.BiochemRun{O: o, Report: rep} }, o.Jobs, o.CollectOnly, stdout, stderr)
 }

@@ -26,8 +26,8 @@ func TestBenchBiochemUsageErrors(t *testing.T) {
 		{[]string{"--methods", "tb,"}, `method "" is not a row`},
 		{[]string{"--table", "beta"}, `table "beta" is unknown (allowed: main, alpha, local-search)`},
 		{[]string{"--table", "alpha", "--methods", "tb"}, `method "tb" is not a row of table alpha (allowed: teacher-per-alpha0, teacher-per-alpha0.5, teacher-per-alpha1)`},
-		{[]string{"--seeds", "0"}, "seeds 0 and jobs 2 must be >= 1"},
-		{[]string{"--jobs", "0"}, "seeds 5 and jobs 0 must be >= 1"},
+		{[]string{"--seeds", "-1"}, "seeds -1 must be >= 0, jobs 2 >= 1"},
+		{[]string{"--jobs", "0"}, "seeds 0 must be >= 0, jobs 0 >= 1"},
 		{[]string{"--checkpoint-every", "-1"}, "checkpoint-every -1 >= 0"},
 		{[]string{"--task", "tfbind8", "extra"}, `unexpected argument "extra"`},
 	} {
@@ -87,7 +87,8 @@ func TestSequenceFlagsReachConfig(t *testing.T) {
 		if _, stderr, err := runCLI(append(append(slices.Clone(base), "--out", dir), c.flags...)...); err != nil {
 			t.Fatalf("%q: %v\n%s", c.flags, err, stderr)
 		}
-		_, cfg, _, err := seqtrain.ReadState(dir)
+		st, err := seqtrain.ReadCheckpoint(dir)
+		cfg := st.Config
 		if err != nil || !c.check(cfg) {
 			t.Errorf("%q: configuration %+v (%v)", c.flags, cfg, err)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/progress"
 	"github.com/gfngo/gfn/rewardcmd"
+	gfnrun "github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/teacher"
 	"github.com/gfngo/gfn/timenet"
@@ -41,10 +42,12 @@ func flagValue(args []string, name string) string {
 	return ""
 }
 
-// isDiffusionCheckpoint reports whether dir holds a diffusion checkpoint.
+// isDiffusionCheckpoint reports whether dir holds a diffusion checkpoint,
+// also one of an earlier gfn (whose reading then says to migrate it).
 func isDiffusionCheckpoint(dir string) bool {
-	_, _, _, _, err := diffusion.ReadState(dir)
-	return err == nil
+	_, err := diffusion.ReadCheckpoint(dir)
+	var le *gfnrun.LegacyError
+	return err == nil || errors.As(err, &le) && le.Key == "gfn_state"
 }
 
 func runTrainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -63,16 +66,17 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 	taskName := flagValue(args, "task")
 	resume := flagValue(args, "resume")
 	preset := flagValue(args, "preset")
+	var stored diffusion.Stored
 	if resume != "" {
-		t, p, _, _, err := diffusion.ReadState(resume)
-		if err != nil {
+		var err error
+		if stored, err = diffusion.ReadCheckpoint(resume); err != nil {
 			return usageError{err}
 		}
-		taskName = t
-		if preset != "" && preset != p {
-			return usagef("--preset %q: the run in %s was started with preset %q", preset, resume, p)
+		taskName = stored.Task
+		if preset != "" && preset != stored.Preset {
+			return usagef("--preset %q: the run in %s was started with preset %q", preset, resume, stored.Preset)
 		}
-		preset = p
+		preset = stored.Preset
 	}
 	if preset == "" {
 		preset = "paper"
@@ -102,7 +106,7 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 	method := fs.String("method", string(d.Method), "training method: tb, eps (exploration noise), prt, per, teacher, pis (path integral sampler: gradients through the trajectory), smc (sequential Monte Carlo) and ggns (gradient-guided nested sampling): no training, see --method smc --help")
 	fs.BoolVar(&d.LocalSearch, "ls", false, "MALA local search from the buffer every --ls-every iterations (per and teacher)")
 	fs.IntVar(&d.LSEvery, "ls-every", d.LSEvery, "iterations between local searches (on Student slots)")
-	fs.IntVar(&d.Iterations, "iterations", d.Iterations, "training iterations")
+	fs.IntVar(&d.Iterations, "iterations", d.Iterations, "training iterations (with --resume, a larger number extends the run, a finished one included)")
 	fs.IntVar(&d.Batch, "batch", d.Batch, "trajectories per batch (>= 2)")
 	fs.IntVar(&d.Steps, "steps", d.Steps, "time steps T of a trajectory")
 	fs.Float64Var(&d.Sigma2, "sigma2", d.Sigma2, "diffusion coefficient sigma^2 (t_scale)")
@@ -148,7 +152,7 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	if resume != "" {
-		if err := checkResumeFlags(fs, resume, taskName, "preset", "drift-clip"); err != nil {
+		if err := checkResumeFlags(fs, resume, taskName, "preset", "drift-clip", "iterations"); err != nil {
 			return err
 		}
 	}
@@ -168,8 +172,8 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *evalEvery < 1 || *evalSamples < 1 || *finalSamples < 1 || *ckEvery < 0 {
 		return usagef("eval-every %d, eval-samples %d, final-samples %d must be >= 1 and checkpoint-every %d >= 0", *evalEvery, *evalSamples, *finalSamples, *ckEvery)
 	}
-	opt := diffusion.RunOptions{Task: taskName, Preset: preset, EvalEvery: *evalEvery, EvalSamples: *evalSamples,
-		FinalSamples: *finalSamples, CheckpointEvery: *ckEvery, NoFigures: u != nil && !u.figures}
+	opt := diffusion.RunOptions{Options: gfnrun.Options{EvalEvery: *evalEvery, CheckpointEvery: *ckEvery, NoFigures: u != nil && !u.figures},
+		Task: taskName, Preset: preset, EvalSamples: *evalSamples, FinalSamples: *finalSamples}
 	if !*quiet {
 		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
 	}
@@ -184,14 +188,17 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 		if err != nil {
 			return err
 		}
-		opt.OutDir = dir
+		// A resumed run keeps its evaluation and checkpoint settings.
+		opt = diffusion.RunOptions{Options: gfnrun.Options{OutDir: dir, Progress: opt.Progress, ProgressTTY: opt.ProgressTTY}}
+		if flagGiven(fs, "iterations") {
+			opt.Budget = d.Iterations
+		}
 		if flagGiven(fs, "drift-clip") {
 			if !(d.DriftClip > 0) || math.IsInf(d.DriftClip, 0) {
 				return usagef("--drift-clip %v: a resumed run's drift bound must be finite and > 0", d.DriftClip)
 			}
 			opt.ResumeDriftClip = d.DriftClip
 		}
-		_, _, cfg, step, _ := diffusion.ReadState(resume)
 		if u != nil {
 			if err := u.start(ctx, dir); err != nil {
 				return err
@@ -199,8 +206,13 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 			defer u.close()
 			e = rewardcmd.Energy{C: u.client}
 		}
-		fmt.Fprintf(stdout, "gfn train: resuming %s (%s, method %s, seed %d) at iteration %d of %d\n", resume, taskName, cfg.Method, cfg.Seed, step, cfg.Iterations)
+		cfg := stored.Config
+		total := max(cfg.Iterations, opt.Budget)
+		fmt.Fprintf(stdout, "gfn train: resuming %s (%s, method %s, seed %d) at iteration %d of %d\n", resume, taskName, cfg.Method, cfg.Seed, stored.Done, total)
 		if res, err = diffusion.Resume(ctx, resume, e, opt); err != nil {
+			if errors.Is(err, gfnrun.ErrFinished) {
+				return fmt.Errorf("%w\n  gfn train --resume %s --iterations N (N > %d) extends it", err, resume, total)
+			}
 			return overflowHint(u.failed(err, dir), dir)
 		}
 	} else {
@@ -278,8 +290,8 @@ func printDiffusionSummary(w io.Writer, s *diffusion.Summary, dir string) {
 	}
 	fmt.Fprintf(w, "  wall %s (training %s, %.3g ms/iteration; evaluation %s; %s kernels)\n",
 		progress.Duration(time.Duration(s.WallSeconds*float64(time.Second))), progress.Duration(time.Duration(s.TrainSeconds*float64(time.Second))),
-		s.MsPerIterMean, progress.Duration(time.Duration(s.EvalSeconds*float64(time.Second))), s.Kernel)
-	files := []string{"metrics.csv", "summary.json", diffusion.CheckpointFile, diffusion.ConfigFile}
+		s.MsPerStepMean, progress.Duration(time.Duration(s.EvalSeconds*float64(time.Second))), s.Kernel)
+	files := []string{gfnrun.MetricsFile, gfnrun.SummaryFile, gfnrun.CheckpointFile, gfnrun.ConfigFile}
 	for _, f := range []string{rewardFile, "samples.png", "curves.png"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			files = append(files, f)
@@ -290,11 +302,11 @@ func printDiffusionSummary(w io.Writer, s *diffusion.Summary, dir string) {
 
 // loadDiffusion loads a diffusion checkpoint with its energy.
 func loadDiffusion(dir string) (*diffusion.Trainer, energy.Energy, error) {
-	task, _, _, _, err := diffusion.ReadState(dir)
+	st, err := diffusion.ReadCheckpoint(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	e, err := energy.Named(task)
+	e, err := energy.Named(st.Task)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -315,10 +327,7 @@ func sampleDiffusion(dir string, n int, seed uint64, out string, stdout, stderr 
 // writeDiffusionSamples writes n Student samples of t as CSV: x1..xd,
 // log_reward.
 func writeDiffusionSamples(t *diffusion.Trainer, e energy.Energy, n int, seed uint64, out string, stdout, stderr io.Writer) error {
-	var s diffusion.Sampler
-	var b diffusion.Batch
-	s.Forward(t.Proc, t.Student.Net, n, diffusion.SampleOptions{}, rand.New(rand.NewPCG(seed, 0x5a)), &b)
-	x := b.Final()
+	x := t.Sample(n, rand.New(rand.NewPCG(seed, 0x5a)))
 	logR := make([]float64, n)
 	if err := e.LogReward(x, logR); err != nil {
 		return err
@@ -352,11 +361,11 @@ func evalDiffusion(dir string, n int, seed uint64, weights string, stdout io.Wri
 	if err != nil {
 		return err
 	}
-	task, _, _, _, err := diffusion.ReadState(dir)
+	st, err := diffusion.ReadCheckpoint(dir)
 	if err != nil {
 		return err
 	}
-	return reportDiffusion(task, t, e, n, seed, weights, stdout)
+	return reportDiffusion(st.Task, t, e, n, seed, weights, stdout)
 }
 
 // reportDiffusion prints the Student's (and Teacher's) ELBO, ELBO-IS,
@@ -485,8 +494,8 @@ func overflowHint(err error, dir string) error {
 	if !errors.As(err, &oe) || oe.Clip > 0 {
 		return err // with a bound already, NaN parameters: no flag helps
 	}
-	if _, _, _, step, e := diffusion.ReadState(dir); e == nil {
-		return fmt.Errorf("%w\n  gfn train --resume %s --drift-clip 1e4 continues from iteration %d with the drift bounded", err, dir, step)
+	if st, e := diffusion.ReadCheckpoint(dir); e == nil {
+		return fmt.Errorf("%w\n  gfn train --resume %s --drift-clip 1e4 continues from iteration %d with the drift bounded", err, dir, st.Done)
 	}
 	return err
 }

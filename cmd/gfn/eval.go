@@ -169,7 +169,7 @@ func reportGrid(t *train.Trainer, n int, seed uint64, stdout io.Writer) error {
 			rep.TeacherExact = &d
 		}
 		if n > 0 {
-			emp, err := metrics.Empirical(enum, t.Sample(n), n)
+			emp, err := metrics.Empirical(enum, t.Sample(n, nil), n)
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/gfngo/gfn/bench"
+	gfnrun "github.com/gfngo/gfn/run"
 )
 
 func main() {
@@ -24,4 +27,19 @@ func main() {
 		os.Exit(2)
 	}
 	os.Exit(1)
+}
+
+// interruptedHint says where an interrupted run stopped and how to
+// continue it: "interrupted at iteration N of M; continue with: gfn
+// train --resume DIR" ("" if err is not an interruption).
+func interruptedHint(err error) string {
+	e, ok := gfnrun.IsInterrupted(err)
+	if !ok {
+		return ""
+	}
+	msg := fmt.Sprintf("interrupted at %s %d of %d", e.Unit, e.Done, e.Total)
+	if e.Dir == "" {
+		return msg + "; no checkpoint was written (no output directory)"
+	}
+	return msg + "; continue with: gfn train --resume " + bench.ShellQuote(e.Dir)
 }

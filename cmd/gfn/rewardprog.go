@@ -14,12 +14,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/internal/choice"
 	"github.com/gfngo/gfn/rewardcmd"
+	gfnrun "github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/safefile"
-	"github.com/gfngo/gfn/seqtrain"
 	"github.com/gfngo/gfn/task"
 	"github.com/gfngo/gfn/train"
 )
@@ -284,20 +283,8 @@ func (u *userReward) failed(err error, dir string) error {
 		err = fmt.Errorf("%v\n  (training stopped: %v)", perr, err)
 	}
 	at, unit := -1, "iteration"
-	switch u.rec.Kind {
-	case rewardcmd.Sequence:
-		unit = "round"
-		if _, _, r, e := seqtrain.ReadState(dir); e == nil {
-			at = r
-		}
-	case rewardcmd.Points:
-		if _, _, _, s, e := diffusion.ReadState(dir); e == nil {
-			at = s
-		}
-	case rewardcmd.Grid:
-		if cc, e := train.ReadCheckpoint(dir); e == nil && cc.Resumable && !cc.Finished {
-			at = cc.Step
-		}
+	if ck, e := gfnrun.Open(dir); e == nil {
+		at, unit = ck.Header.Done, ck.Header.Unit
 	}
 	if at < 0 {
 		return fmt.Errorf("%w\n  there is no checkpoint in %s to resume from (--checkpoint-every sets how often one is written): start again once the program is fixed", err, dir)

@@ -333,7 +333,7 @@ func TestRewardCmdUsage(t *testing.T) {
 		{"long-token", []string{"train", "--reward-cmd", never, "--task", "seq", "--alphabet", "A,CG"}},
 		{"repeated-token", []string{"train", "--reward-cmd", never, "--task", "seq", "--alphabet", "ACGA"}},
 		{"bad-length", []string{"train", "--reward-cmd", never, "--task", "seq", "--length", "0"}},
-		{"bad-seq-method", []string{"train", "--reward-cmd", never, "--task", "seq", "--method", "teacher"}},
+		{"bad-seq-method", []string{"train", "--reward-cmd", never, "--task", "seq", "--method", "ppo"}},
 		{"bad-dim", []string{"train", "--reward-cmd", never, "--task", "points", "--dim", "0"}},
 		{"pis", []string{"train", "--reward-cmd", never, "--task", "points", "--method", "pis"}},
 		{"ls", []string{"train", "--reward-cmd", never, "--task", "points", "--method", "per", "--ls"}},

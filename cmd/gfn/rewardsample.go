@@ -23,7 +23,7 @@ func withRewardRun(ctx context.Context, dir string, rec rewardRecord, stderr io.
 	defer u.close()
 	switch rec.Kind {
 	case rewardcmd.Sequence:
-		t, err := seqtrain.Load(dir, userSeqTask{u}, nil)
+		t, err := seqtrain.Load(dir, userSeqTask{u})
 		if err != nil {
 			return err
 		}
@@ -36,7 +36,15 @@ func withRewardRun(ctx context.Context, dir string, rec rewardRecord, stderr io.
 		}
 		return points(t, e)
 	}
-	t, _, err := train.Load(dir, programGrid(c))
+	st, err := train.ReadCheckpoint(dir)
+	if err != nil {
+		return err
+	}
+	env, err := programGrid(c)(st.Env)
+	if err != nil {
+		return err
+	}
+	t, err := train.Load(dir, env)
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,7 @@ Commands:
   reward   print the score and reward of sequences of a sequence-design task
   bench    the paper's tables and speed: gfn bench grid|diffusion|biochem|speed (resumable
            runs, --status, --slurm)
+  migrate  convert run directories of an earlier gfn to this one's checkpoint format
   version  print gfn's version, the Go version and the source revision
   help     show this help, or "gfn help <command>" for a command's flags
 
@@ -53,7 +54,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "train":
-		return runTrain(ctx, rest, stdout, stderr)
+		err := runTrain(ctx, rest, stdout, stderr)
+		if hint := interruptedHint(err); hint != "" {
+			fmt.Fprintln(stderr, hint)
+		}
+		if hint := flagFamilyHint(ctx, err, rest); hint != "" {
+			return usagef("%v: %s", err, hint)
+		}
+		return err
 	case "sample":
 		return runSample(ctx, rest, stdout, stderr)
 	case "eval":
@@ -62,6 +70,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runBench(ctx, rest, stdout, stderr)
 	case "reward":
 		return runReward(rest, stdout)
+	case "migrate":
+		return runMigrate(rest, stdout)
 	case "version", "--version", "-version":
 		return runVersion(rest, stdout)
 	case "help", "-h", "--help", "-help":
@@ -72,7 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	default:
 		fmt.Fprint(stderr, topUsage)
-		return usagef("unknown command %q (allowed: train, sample, eval, reward, bench, version, help)", cmd)
+		return usagef("unknown command %q (allowed: train, sample, eval, reward, bench, migrate, version, help)", cmd)
 	}
 }
 

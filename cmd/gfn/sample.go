@@ -27,8 +27,15 @@ func loadCheckpoint(dir string) (*train.Trainer, error) {
 	if _, err := os.Stat(filepath.Join(dir, train.CheckpointFile)); errors.Is(err, os.ErrNotExist) {
 		return nil, usagef("checkpoint directory %s holds no %s: give the output directory of a gfn train run", dir, train.CheckpointFile)
 	}
-	t, _, err := train.Load(dir, task.BuildJSON)
-	return t, err
+	st, err := train.ReadCheckpoint(dir)
+	if err != nil {
+		return nil, err
+	}
+	env, err := task.BuildJSON(st.Env)
+	if err != nil {
+		return nil, err
+	}
+	return train.Load(dir, env)
 }
 
 func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -75,7 +82,7 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // state's coordinates and its log-reward.
 func writeGridSamples(t *train.Trainer, n int, seed uint64, out string, stdout, stderr io.Writer) error {
 	t.Reseed(seed)
-	xs := t.Sample(n)
+	xs := t.Sample(n, nil)
 	logR := make([]float64, n)
 	if err := t.Env.LogReward(xs, n, logR); err != nil {
 		return err

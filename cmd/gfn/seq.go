@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/gfngo/gfn/biochem"
-	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/progress"
+	gfnrun "github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/seqtrain"
 	"github.com/gfngo/gfn/teacher"
@@ -29,10 +29,12 @@ func isSeqTask(name string) bool {
 	return err == nil
 }
 
-// isSeqCheckpoint reports whether dir holds a sequence-training checkpoint.
+// isSeqCheckpoint reports whether dir holds a sequence-training checkpoint
+// (or one of an earlier gfn, which seqtrain refuses naming gfn migrate).
 func isSeqCheckpoint(dir string) bool {
-	_, _, _, err := seqtrain.ReadState(dir)
-	return err == nil
+	_, err := seqtrain.ReadCheckpoint(dir)
+	var legacy *gfnrun.LegacyError
+	return err == nil || errors.As(err, &legacy) && legacy.Key == "gfn_seq_state"
 }
 
 func runTrainSeq(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -51,12 +53,13 @@ type seqTask interface {
 func trainSeq(ctx context.Context, args []string, stdout, stderr io.Writer, u *userReward) error {
 	taskName := flagValue(args, "task")
 	resume := flagValue(args, "resume")
+	var stored seqtrain.Stored
 	if resume != "" {
-		t, _, _, err := seqtrain.ReadState(resume)
-		if err != nil {
+		var err error
+		if stored, err = seqtrain.ReadCheckpoint(resume); err != nil {
 			return usageError{err}
 		}
-		taskName = t
+		taskName = stored.Task
 	}
 	var task seqTask
 	var d seqtrain.Config
@@ -78,8 +81,8 @@ func trainSeq(ctx context.Context, args []string, stdout, stderr io.Writer, u *u
 	fs := newFlagSet("train", synopsis)
 	fs.String("task", task.Name(), taskHelp)
 	u.addFlags(fs)
-	method := fs.String("method", string(d.Method), "training method: "+joinMethods(seqtrain.Methods))
-	fs.IntVar(&d.Rounds, "rounds", d.Rounds, "training rounds (one online batch, and one replay batch for the buffer methods)")
+	method := fs.String("method", string(d.Method), "training method: "+joinMethods(seqtrain.Methods)+" (teacher: teacher-per)")
+	fs.IntVar(&d.Rounds, "rounds", d.Rounds, "training rounds (one online batch, and one replay batch for the buffer methods); with --resume, a larger number extends the run")
 	fs.IntVar(&d.OnlineBatch, "batch", d.OnlineBatch, "online samples (reward calls) per round")
 	fs.IntVar(&d.OfflineBatch, "offline-batch", d.OfflineBatch, "replayed objects per round")
 	fs.Float64Var(&d.Epsilon, "epsilon", d.Epsilon, "probability of a uniform step over unique children (every method but tb)")
@@ -122,11 +125,11 @@ func trainSeq(ctx context.Context, args []string, stdout, stderr io.Writer, u *u
 		return err
 	}
 	if resume != "" {
-		if err := checkResumeFlags(fs, resume, taskName); err != nil {
+		if err := checkResumeFlags(fs, resume, taskName, "rounds"); err != nil {
 			return err
 		}
 	}
-	opt := seqtrain.RunOptions{Task: task.Name(), EvalEvery: *evalEvery, EvalSamples: *evalSamples, CheckpointEvery: *ckEvery}
+	opt := seqtrain.RunOptions{Task: task.Name()}
 	if !*quiet {
 		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
 	}
@@ -141,17 +144,25 @@ func trainSeq(ctx context.Context, args []string, stdout, stderr io.Writer, u *u
 		if opt.OutDir, err = resumeOut(resume, *out); err != nil {
 			return err
 		}
-		_, cfg, round, _ := seqtrain.ReadState(resume)
+		cfg := stored.Config
+		if flagGiven(fs, "rounds") {
+			opt.Budget = d.Rounds
+		} else {
+			d.Rounds = cfg.Rounds
+		}
 		if err := u.start(ctx, opt.OutDir); err != nil {
 			return err
 		}
 		defer u.close()
-		fmt.Fprintf(stdout, "gfn train: resuming %s (%s, method %s, seed %d) at round %d of %d\n", resume, task.Name(), cfg.Method, cfg.Seed, round, cfg.Rounds)
-		if res, err = seqtrain.Resume(ctx, resume, task, nil, opt); err != nil {
+		fmt.Fprintf(stdout, "gfn train: resuming %s (%s, method %s, seed %d) at round %d of %d\n", resume, task.Name(), cfg.Method, cfg.Seed, stored.Done, d.Rounds)
+		if res, err = seqtrain.Resume(ctx, resume, task, opt); err != nil {
 			return u.failed(err, opt.OutDir)
 		}
 	} else {
-		d.Method = seqtrain.Method(*method)
+		if d.Method, err = seqtrain.ParseMethod(*method); err != nil {
+			return usageError{err}
+		}
+		opt.EvalEvery, opt.EvalSamples, opt.CheckpointEvery = *evalEvery, *evalSamples, *ckEvery
 		d.Schedule = teacher.Schedule(*schedule)
 		if !*ls {
 			if d.LS.Teacher {
@@ -186,7 +197,7 @@ func trainSeq(ctx context.Context, args []string, stdout, stderr io.Writer, u *u
 		defer u.close()
 		fmt.Fprintf(stdout, "gfn train: %s (length %d, %d tokens), method %s, seed %d, %d rounds of %d samples\n",
 			task.Name(), task.Length(), len(task.Alphabet()), d.Method, d.Seed, d.Rounds, d.OnlineBatch)
-		if res, err = seqtrain.Run(ctx, task, d, nil, opt); err != nil {
+		if res, err = seqtrain.Run(ctx, task, d, opt); err != nil {
 			return u.failed(err, opt.OutDir)
 		}
 	}
@@ -203,37 +214,36 @@ func joinMethods(ms []seqtrain.Method) string {
 }
 
 func printSeqSummary(w io.Writer, s *seqtrain.Summary, dir string) {
-	f := s.Final
-	fmt.Fprintf(w, "  rounds %d, reward calls %d, distinct sequences seen %d\n", s.Rounds, s.RewardCalls, s.Seen)
-	if s.NumModes > 0 {
-		fmt.Fprintf(w, "  modes found %d of %d (%d among the final %d samples)\n", f.ModesSeen, s.NumModes, f.ModesEval, f.Samples)
+	fmt.Fprintf(w, "  rounds %d, reward calls %d, distinct sequences seen %d\n", s.Steps, s.RewardCalls, s.Seen)
+	if s.ModesTotal > 0 {
+		fmt.Fprintf(w, "  modes found %d of %d (%d among the final %d samples)\n", s.ModesFound, s.ModesTotal, s.ModesEval, s.Samples)
 	}
-	fmt.Fprintf(w, "  final: ELBO %.4f, EUBO %.4f, log Z estimate %.4f", f.ELBO, f.EUBO, f.LogZEst)
-	if s.TrueLogZ != nil {
-		fmt.Fprintf(w, " (true %.4f)", *s.TrueLogZ)
+	fmt.Fprintf(w, "  final: ELBO %.4f, EUBO %.4f, log Z estimate %.4f", s.ELBO, s.EUBO, s.LogZEst)
+	if !math.IsNaN(s.TrueLogZ) {
+		fmt.Fprintf(w, " (true %.4f)", s.TrueLogZ)
 	}
-	fmt.Fprintf(w, ", learned log Z %.4f, correlation %.3f\n", f.LogZ, f.Pearson)
+	fmt.Fprintf(w, ", learned log Z %.4f, correlation %.3f\n", s.LogZ, s.Pearson)
 	fmt.Fprintf(w, "  wall %s (training %s, %.1f ms/round; evaluation %s; %s kernels)\n",
 		progress.Duration(time.Duration(s.WallSeconds*float64(time.Second))), progress.Duration(time.Duration(s.TrainSeconds*float64(time.Second))),
-		s.MsPerRoundMean, progress.Duration(time.Duration(s.EvalSeconds*float64(time.Second))), s.Kernel)
+		s.MsPerStepMean, progress.Duration(time.Duration(s.EvalSeconds*float64(time.Second))), s.Kernel)
 	reward := ""
 	if _, err := os.Stat(filepath.Join(dir, rewardFile)); err == nil {
 		reward = rewardFile + ", "
 	}
-	fmt.Fprintf(w, "  wrote %s: metrics.csv, summary.json, %s, %s, %scurves.png\n", dir, seqtrain.CheckpointFile, seqtrain.ConfigFile, reward)
+	fmt.Fprintf(w, "  wrote %s: metrics.csv, summary.json, %s, %s, %scurves.png\n", dir, gfnrun.CheckpointFile, gfnrun.ConfigFile, reward)
 }
 
 // loadSeq loads the sequence-training checkpoint in dir with its task.
 func loadSeq(dir string) (*biochem.Task, *seqtrain.Trainer, error) {
-	name, _, _, err := seqtrain.ReadState(dir)
+	st, err := seqtrain.ReadCheckpoint(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	task, err := biochem.Named(name)
+	task, err := biochem.Named(st.Task)
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := seqtrain.Load(dir, task, nil)
+	t, err := seqtrain.Load(dir, task)
 	return task, t, err
 }
 
@@ -341,19 +351,8 @@ type scoredTask interface {
 // raw score, log R and whether it is a mode, or for a task that is not a
 // scoredTask (a reward program's) the sequence and log R.
 func writeSeqSamples(t *seqtrain.Trainer, task seqtrain.Task, n int, seed uint64, out string, stdout, stderr io.Writer) error {
-	var s discrete.Sampler
-	var tr discrete.Trajectories
-	s.Env = t.Env
-	rng := rand.New(rand.NewPCG(seed, 0x5a))
-	L, w := task.Length(), t.Env.StateLen()
-	xs := make([]int32, 0, n*L)
-	for done := 0; done < n; done += 256 {
-		k := min(256, n-done)
-		s.Forward(t.Student.Model, k, discrete.SampleOptions{}, rng, &tr)
-		for b := range k {
-			xs = append(xs, t.Env.Tokens(tr.Final[b*w:(b+1)*w])...)
-		}
-	}
+	xs := t.Sample(n, rand.New(rand.NewPCG(seed, 0x5a)))
+	L := task.Length()
 	score, logR := make([]float64, n), make([]float64, n)
 	scored, _ := task.(scoredTask)
 	if scored != nil {

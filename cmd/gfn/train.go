@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,9 +14,9 @@ import (
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/env/hypergrid"
-	"github.com/gfngo/gfn/plot"
 	"github.com/gfngo/gfn/progress"
 	"github.com/gfngo/gfn/replay"
+	gfnrun "github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/task"
 	"github.com/gfngo/gfn/teacher"
@@ -67,7 +66,7 @@ func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *
 	method := fs.String("method", string(d.Method), "training method: tb (on-policy Student), teacher, or gafn (TB with RND intrinsic rewards)")
 	fs.Float64Var(&d.GAFNScale, "gafn-scale", d.GAFNScale, "scale of GAFN's intrinsic rewards")
 	objective := fs.String("objective", string(d.Objective), "training objective of Student and Teacher: tb (trajectory balance) or db (detailed balance)")
-	calls := fs.Int("reward-calls", 0, "reward-call budget; 0 = the paper's (96000, or 384000 for d=4 H=32)")
+	calls := fs.Int("reward-calls", 0, "reward-call budget; 0 = the paper's (96000, or 384000 for d=4 H=32); with --resume, a larger one extends the run, a finished one included")
 	fs.IntVar(&d.Batch, "batch", d.Batch, "trajectories per batch (>= 1)")
 	hidden := intList(d.Hidden)
 	fs.Var(&hidden, "hidden", "hidden layer widths of the policy MLPs")
@@ -100,11 +99,11 @@ func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *
 	evalSamples := fs.Int("eval-samples", 100000, "fresh Student samples for the final empirical L1 (0 = skip)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (for go tool pprof)")
-	ckDefault := 0
+	ckDefault := 500 // Ctrl-C and crashes lose at most that (and Ctrl-C nothing: it checkpoints)
 	if u != nil {
 		ckDefault = 100 // a failing program then costs at most 100 iterations
 	}
-	ckEvery := fs.Int("checkpoint-every", ckDefault, "iterations between checkpoints that --resume continues (0 = only at the end)")
+	ckEvery := fs.Int("checkpoint-every", ckDefault, "iterations between checkpoints that --resume continues (0 = at the end and on Ctrl-C only)")
 	resume := fs.String("resume", "", "continue the run checkpointed in this directory (its settings come from the checkpoint)")
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
@@ -125,7 +124,7 @@ func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *
 		return err
 	}
 	if *resume != "" {
-		if err := checkResumeFlags(fs, *resume, "hypergrid", "checkpoint-every"); err != nil {
+		if err := checkResumeFlags(fs, *resume, "hypergrid", "checkpoint-every", "reward-calls"); err != nil {
 			return err
 		}
 		if !flagGiven(fs, "checkpoint-every") {
@@ -136,7 +135,7 @@ func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *
 			return err
 		}
 		defer stop()
-		return resumeGrid(ctx, *resume, *out, *ckEvery, *quiet, stdout, stderr, u)
+		return resumeGrid(ctx, *resume, *out, *ckEvery, *calls, *quiet, stdout, stderr, u)
 	}
 	d.Method, d.TeacherReward, d.Hidden = train.Method(*method), train.TeacherReward(*treward), hidden
 	d.Buffer = replay.Priority(*buffer)
@@ -215,7 +214,7 @@ func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *
 			return err
 		}
 	}
-	opt := train.RunOptions{OutDir: dir, EnvSpec: spec, EvalEvery: *evalEvery, EvalSamples: *evalSamples, CheckpointEvery: *ckEvery}
+	opt := train.RunOptions{Options: gfnrun.Options{OutDir: dir, EvalEvery: *evalEvery, CheckpointEvery: *ckEvery}, EnvSpec: spec, EvalSamples: *evalSamples}
 	if !*quiet {
 		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
 	}
@@ -236,9 +235,14 @@ func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *
 	return gridOutputs(stdout, env, dir, res)
 }
 
-// resumeGrid continues a checkpointed grid run.
-func resumeGrid(ctx context.Context, from, out string, ckEvery int, quiet bool, stdout, stderr io.Writer, u *userReward) error {
-	cc, err := train.ReadCheckpoint(from)
+// resumeGrid continues a checkpointed grid run (calls > 0: to that
+// reward-call budget, which extends a finished run).
+func resumeGrid(ctx context.Context, from, out string, ckEvery, calls int, quiet bool, stdout, stderr io.Writer, u *userReward) error {
+	st, err := train.ReadCheckpoint(from)
+	if err != nil {
+		return usageError{err}
+	}
+	ck, err := gfnrun.Open(from)
 	if err != nil {
 		return usageError{err}
 	}
@@ -254,94 +258,37 @@ func resumeGrid(ctx context.Context, from, out string, ckEvery int, quiet bool, 
 		defer u.close()
 		build = programGrid(u.client) // reward.json records the command in use
 	}
-	opt := train.RunOptions{OutDir: dir, CheckpointEvery: ckEvery}
+	env, err := build(st.Env)
+	if err != nil {
+		return usageError{err}
+	}
+	opt := train.RunOptions{Options: gfnrun.Options{OutDir: dir, CheckpointEvery: ckEvery}, Budget: calls}
 	if !quiet {
 		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
 	}
-	fmt.Fprintf(stdout, "gfn train: resuming %s (%s, method %s, seed %d) at iteration %d, %d of %d reward calls\n",
-		from, cc.EnvName, cc.Train.Method, cc.Train.Seed, cc.Step, cc.RewardCalls, cc.Train.RewardCalls)
-	res, err := train.Resume(ctx, from, build, opt)
+	fmt.Fprintf(stdout, "gfn train: resuming %s (%s, method %s, seed %d) at iteration %d of %d, %d reward calls\n",
+		from, st.EnvName, st.Train.Method, st.Train.Seed, ck.Header.Done, ck.Header.Total, st.Train.RewardCalls)
+	res, err := train.Resume(ctx, from, env, opt)
 	if err != nil {
 		return u.failed(err, dir)
 	}
 	return gridOutputs(stdout, res.Trainer.Env, dir, res)
 }
 
-// gridOutputs draws the figures and prints the summary of a grid run.
+// gridOutputs prints the summary of a grid run and the files it wrote.
 func gridOutputs(stdout io.Writer, env discrete.Env, dir string, res *train.Result) error {
-	files := []string{"metrics.csv", "summary.json", train.CheckpointFile, train.ConfigFile}
+	files := []string{"metrics.csv", "summary.json", gfnrun.CheckpointFile, gfnrun.ConfigFile}
 	if g, ok := env.(*hypergrid.Grid); ok && g.Reward == hypergrid.Custom {
 		files = append(files, rewardFile)
 	}
-	if g, ok := env.(*hypergrid.Grid); ok {
-		figs, err := gridFigures(dir, g, res)
-		if err != nil {
-			return err
-		}
-		files = append(files, figs...)
-	}
-	printSummary(stdout, &res.Summary, dir, files)
+	printSummary(stdout, &res.Summary, dir, append(files, res.Figures...))
 	return nil
-}
-
-// gridFigures draws the curves and, for d=2, the distribution panels.
-func gridFigures(dir string, g *hypergrid.Grid, res *train.Result) ([]string, error) {
-	var files []string
-	var x, modes, sl1, tl1 []float64
-	for _, p := range res.Curve {
-		x = append(x, float64(p.RewardCalls))
-		modes = append(modes, float64(p.Modes))
-		if p.StudentExact != nil {
-			sl1 = append(sl1, p.StudentExact.L1)
-		} else if !math.IsNaN(p.StudentEmpiricalL1) {
-			sl1 = append(sl1, p.StudentEmpiricalL1)
-		}
-		if p.TeacherExact != nil {
-			tl1 = append(tl1, p.TeacherExact.L1)
-		}
-	}
-	if err := plot.Curves(filepath.Join(dir, "modes.png"), fmt.Sprintf("modes found, %v", g), "reward calls", "modes", []plot.Series{{Name: string(res.Summary.Method), X: x, Y: modes}}, false); err != nil {
-		return nil, err
-	}
-	files = append(files, "modes.png")
-	if len(sl1) == len(x) {
-		series := []plot.Series{{Name: "Student", X: x, Y: sl1}}
-		if len(tl1) == len(x) {
-			series = append(series, plot.Series{Name: "Teacher", X: x, Y: tl1})
-		}
-		if err := plot.Curves(filepath.Join(dir, "l1.png"), "L1 to the target (exact, or empirical on large grids)", "reward calls", "L1", series, true); err != nil {
-			return nil, err
-		}
-		files = append(files, "l1.png")
-	}
-	if g.D != 2 || res.Target == nil {
-		return files, nil
-	}
-	cells := g.Cells
-	target := cells(res.Target)
-	vmax := 0.0
-	for _, v := range target {
-		vmax = max(vmax, v)
-	}
-	panels := []plot.Panel{{Title: "target R/Z", Side: g.H, Values: target}}
-	if res.StudentEmpirical != nil {
-		panels = append(panels, plot.Panel{Title: fmt.Sprintf("Student, %d samples", res.Summary.EvalSamples), Side: g.H, Values: cells(res.StudentEmpirical)})
-	} else {
-		panels = append(panels, plot.Panel{Title: "Student P_F^T (exact)", Side: g.H, Values: cells(res.StudentExact)})
-	}
-	if res.TeacherExact != nil {
-		panels = append(panels, plot.Panel{Title: "Teacher P_F^T (exact)", Side: g.H, Values: cells(res.TeacherExact)})
-	}
-	if err := plot.Heatmaps(filepath.Join(dir, "distributions.png"), panels, vmax); err != nil {
-		return nil, err
-	}
-	return append(files, "distributions.png"), nil
 }
 
 func printSummary(w io.Writer, s *train.Summary, dir string, files []string) {
 	fmt.Fprintf(w, "  steps %d (gradient steps %d), reward calls %d\n", s.Steps, s.GradSteps, s.RewardCalls)
 	if s.ModesTotal > 0 {
-		fmt.Fprintf(w, "  modes found %d of %v\n", s.ModesFound, s.ModesTotal)
+		fmt.Fprintf(w, "  modes found %d of %d\n", s.ModesFound, s.ModesTotal)
 	}
 	switch {
 	case s.ModesTotal == 0: // modes unknown: nothing to attribute
@@ -352,9 +299,9 @@ func printSummary(w io.Writer, s *train.Summary, dir string, files []string) {
 		fmt.Fprintf(w, "  modes found by the Student's samples %d, by the Teacher's %d\n", s.StudentModes, s.TeacherModes[0])
 	}
 	if s.TrueLogZ != nil {
-		fmt.Fprintf(w, "  Student log Z %.4f (true %.4f)\n", s.StudentLogZ, *s.TrueLogZ)
+		fmt.Fprintf(w, "  Student log Z %.4f (true %.4f)\n", s.LogZ, *s.TrueLogZ)
 	} else {
-		fmt.Fprintf(w, "  Student log Z %.4f\n", s.StudentLogZ)
+		fmt.Fprintf(w, "  Student log Z %.4f\n", s.LogZ)
 	}
 	if d := s.StudentExact; d != nil {
 		fmt.Fprintf(w, "  Student exact: L1 %.4g, TV %.4f, KL %.4f\n", d.L1, d.TV, d.KL)
@@ -370,7 +317,7 @@ func printSummary(w io.Writer, s *train.Summary, dir string, files []string) {
 	}
 	fmt.Fprintf(w, "  wall %s (training %s; %.1f ms/iteration early, %.1f late, %s kernels)\n",
 		progress.Duration(time.Duration(s.WallSeconds*float64(time.Second))), progress.Duration(time.Duration(s.TrainSeconds*float64(time.Second))),
-		s.MsPerIterEarly, s.MsPerIterLate, s.Kernel)
+		s.MsPerStepEarly, s.MsPerStepLate, s.Kernel)
 	if s.PeakRSSMiB > 0 {
 		mem := fmt.Sprintf("  peak memory %.0f MiB", s.PeakRSSMiB)
 		if s.BufferEntries > 0 {

@@ -35,7 +35,9 @@ func (ring) LogZ() float64 { return math.Log(2 * math.Pi * 3 * math.Sqrt(0.2*mat
 func run(iterations int) (string, error) {
 	cfg := diffusion.DefaultConfig() // Teacher, the paper's 25GMM settings
 	cfg.Iterations, cfg.Batch = iterations, 128
-	res, err := diffusion.Run(context.Background(), ring{}, cfg, diffusion.RunOptions{EvalEvery: iterations, FinalSamples: 2000})
+	opt := diffusion.RunOptions{FinalSamples: 2000}
+	opt.EvalEvery = iterations // one curve point, after the first iteration
+	res, err := diffusion.Run(context.Background(), ring{}, cfg, opt)
 	if err != nil {
 		return "", err
 	}

@@ -73,7 +73,8 @@ func (e bits) LogReward(xs []int32, n int, out []float64) error {
 	return nil
 }
 
-// TerminalKey and IsMode let the trainer count the modes it finds.
+// TerminalKey, IsMode and NumModes (target.Moder) let the trainer count
+// the modes it finds.
 func (e bits) TerminalKey(x []int32) uint64 {
 	var k uint64
 	for i := 1; i <= e.n; i++ {
@@ -82,6 +83,7 @@ func (e bits) TerminalKey(x []int32) uint64 {
 	return k
 }
 func (e bits) IsMode(x []int32) bool { return e.TerminalKey(x) == 0 || e.TerminalKey(x) == 1<<e.n-1 }
+func (e bits) NumModes() int         { return 2 }
 
 func run(n, calls int) (string, error) {
 	env := bits{n}
@@ -95,7 +97,7 @@ func run(n, calls int) (string, error) {
 		return "", err
 	}
 	s := res.Summary
-	return fmt.Sprintf("modes found %d of 2; learned log Z %.2f (true %.2f)", s.ModesFound, s.StudentLogZ, logZ(n)), nil
+	return fmt.Sprintf("modes found %d of 2; learned log Z %.2f (true %.2f)", s.ModesFound, s.LogZ, logZ(n)), nil
 }
 
 // logZ sums R over the 2^n strings: 2 choices for the first bit, then

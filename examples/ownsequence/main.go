@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log"
 
+	gfnrun "github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/seqtrain"
 )
 
@@ -34,12 +35,12 @@ func (motif) LogReward(xs []int32, n int, out []float64) error {
 func run(rounds int) (string, error) {
 	cfg := seqtrain.DefaultConfig() // Teacher + PER, the reference code's settings
 	cfg.Rounds = rounds
-	res, err := seqtrain.Run(context.Background(), motif{}, cfg, nil, seqtrain.RunOptions{EvalEvery: rounds, EvalSamples: 512})
+	res, err := seqtrain.Run(context.Background(), motif{}, cfg, seqtrain.RunOptions{Options: gfnrun.Options{EvalEvery: rounds}, EvalSamples: 512})
 	if err != nil {
 		return "", err
 	}
-	f := res.Summary.Final
-	return fmt.Sprintf("%d sequences seen; ELBO %.2f, log Z estimate %.2f", res.Summary.Seen, f.ELBO, f.LogZEst), nil
+	s := res.Summary
+	return fmt.Sprintf("%d sequences seen; ELBO %.2f, log Z estimate %.2f", s.Seen, s.ELBO, s.LogZEst), nil
 }
 
 func main() {

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gfngo/gfn/seqtrain"
+)
+
+// TestSequenceMethodTeacherAndExtend: --method teacher is Teacher + PER on
+// a sequence task, as on the others; a finished run resumed with more
+// --rounds continues to them, and without them is refused.
+func TestSequenceMethodTeacherAndExtend(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	out, _, err := runCLI("train", "--task", "tfbind8", "--method", "teacher", "--rounds", "4", "--eval-every", "2",
+		"--eval-samples", "16", "--hidden", "8", "--embed", "8", "--out", dir, "--quiet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "method teacher-per") {
+		t.Errorf("--method teacher trained another method:\n%s", out)
+	}
+	if _, _, err := runCLI("train", "--resume", dir, "--quiet"); err == nil || !strings.Contains(err.Error(), "finished") {
+		t.Errorf("resuming a finished run: %v", err)
+	}
+	out, _, err = runCLI("train", "--resume", dir, "--rounds", "6", "--quiet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := seqtrain.ReadCheckpoint(dir)
+	if err != nil || st.Done != 6 || !st.Finished || st.Config.Method != seqtrain.TeacherPER {
+		t.Errorf("extended run: %+v, %v\n%s", st, err, out)
+	}
+	if !strings.Contains(out, "at round 4 of 6") || !strings.Contains(out, "rounds 6,") {
+		t.Errorf("extension output:\n%s", out)
+	}
+	if _, _, err := runCLI("train", "--task", "tfbind8", "--method", "ppo", "--out", t.TempDir()); err == nil || !strings.Contains(err.Error(), `"ppo"`) {
+		t.Errorf("--method ppo: %v", err)
+	}
+}
