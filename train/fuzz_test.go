@@ -1,18 +1,12 @@
 package train_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"hash/crc32"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/gfngo/gfn/internal/fuzzckpt"
 	"github.com/gfngo/gfn/replay"
 	"github.com/gfngo/gfn/run"
-	"github.com/gfngo/gfn/safetensors"
 	"github.com/gfngo/gfn/task"
 	"github.com/gfngo/gfn/train"
 )
@@ -92,39 +86,10 @@ func FuzzLoad(f *testing.F) {
 // builders that bytes-level mutation of the whole file rarely gets past
 // the checksums.
 func FuzzLoadState(f *testing.F) {
-	seeds := fuzzCheckpoints(f)
-	tensors := make([][]safetensors.Tensor, len(seeds))
-	var first string
-	for i, b := range seeds {
-		ts, meta, err := safetensors.Read(bytes.NewReader(b))
-		if err != nil {
-			f.Fatal(err)
-		}
-		if i == 0 {
-			first = meta["gfn"]
-		}
-		tensors[i] = ts
-		f.Add(uint8(i), meta["gfn"])
-	}
 	// A width beyond what the file holds made New allocate it before
 	// loading found the mismatch (found by review): 10^14 makes make()
 	// panic at once rather than exhaust the memory if that returns.
-	const old = `"hidden":[3]`
-	if !strings.Contains(first, old) {
-		f.Fatalf("no %s in %s", old, first)
-	}
-	f.Add(uint8(0), strings.Replace(first, old, `"hidden":[3,100000000000000]`, 1))
-	castagnoli := crc32.MakeTable(crc32.Castagnoli)
-	f.Fuzz(func(t *testing.T, which uint8, header string) {
-		if !json.Valid([]byte(header)) {
-			return // the file-level target covers malformed JSON
-		}
-		crc := strconv.FormatUint(uint64(crc32.Checksum([]byte(header), castagnoli)), 16)
-		var buf bytes.Buffer
-		meta := map[string]string{"format": "pt", "gfn": header, "gfn_crc32c": crc}
-		if err := safetensors.Write(&buf, tensors[int(which)%len(tensors)], meta); err != nil {
-			return // invalid UTF-8
-		}
-		loadFuzzed(t, buf.Bytes())
-	})
+	extra := []fuzzckpt.Replacement{{Old: `"hidden":[3]`, New: `"hidden":[3,100000000000000]`}}
+	fuzzckpt.FuzzState(f, fuzzCheckpoints(f), "gfn", extra, loadFuzzed)
+
 }

@@ -3,8 +3,10 @@ package fuzzckpt
 import (
 	"bytes"
 	"encoding/json"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -72,7 +74,9 @@ type Replacement struct {
 // that is not valid JSON (a target fuzzing whole files covers malformed
 // JSON) or that safetensors.Write rejects (invalid UTF-8); it writes the
 // tensors of seed which modulo len(seeds) with the metadata
-// {"format": "pt", key: state}, and passes the file's bytes to load.
+// {"format": "pt", key: state, key+"_crc32c": its CRC-32C in hex (the
+// checksum of package run's format-2 header)}, and passes the file's
+// bytes to load.
 //
 // FuzzState stops the test if a seed cannot be read or lacks key, or if the
 // Old of a Replacement does not occur in the first seed's state.
@@ -110,7 +114,10 @@ func FuzzState(f *testing.F, seeds [][]byte, key string, extra []Replacement, lo
 		}
 		var buf bytes.Buffer
 		ts := tensors[int(which)%len(tensors)]
-		if err := safetensors.Write(&buf, ts, map[string]string{"format": "pt", key: state}); err != nil {
+		// Signed as package run signs its header, so that the fuzzed
+		// content gets past the checksum to the readers' validation.
+		crc := strconv.FormatUint(uint64(crc32.Checksum([]byte(state), crc32.MakeTable(crc32.Castagnoli))), 16)
+		if err := safetensors.Write(&buf, ts, map[string]string{"format": "pt", key: state, key + "_crc32c": crc}); err != nil {
 			return // invalid UTF-8
 		}
 		load(t, buf.Bytes())

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -65,8 +67,9 @@ func FuzzState(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(meta) != 2 || meta["format"] != "pt" {
-			t.Fatalf("metadata %v", meta)
+		crc := strconv.FormatUint(uint64(crc32.Checksum([]byte(meta["st"]), crc32.MakeTable(crc32.Castagnoli))), 16)
+		if len(meta) != 3 || meta["format"] != "pt" || meta["st_crc32c"] != crc {
+			t.Fatalf("metadata %v, want the state signed with CRC-32C %s", meta, crc)
 		}
 		w, ok := want[meta["st"]]
 		if !ok {
