@@ -440,14 +440,8 @@ func (t *Trainer) targets() {
 	n := t.batch.N
 	t.term = growF(t.term, n)
 	t.logRT = growF(t.logRT, n)
-	for b := range n {
-		if t.logR[b] < t.Threshold {
-			t.term[b] = t.cfg.Reward.Floor()
-		} else {
-			t.term[b] = t.cfg.Reward.Term(t.delta[b])
-		}
-		t.logRT[b] = t.cfg.Reward.LogReward(t.term[b], t.logR[b])
-	}
+	t.cfg.Reward.Terms(t.delta[:n], t.logR[:n], t.Threshold, t.term[:n])
+	t.cfg.Reward.LogRewards(t.term[:n], t.logR[:n], t.logRT[:n])
 }
 
 // teacherStep trains the Teacher on the batch's terminal states above the
@@ -494,18 +488,22 @@ func (t *Trainer) store() int {
 	n, d := t.batch.N, t.Proc.Dim
 	x := t.batch.Final()
 	stored := 0
+	prio := replay.Uniform
+	switch t.cfg.Method {
+	case MethodPRT:
+		prio = replay.Reward
+	case MethodPER, MethodTeacher:
+		prio = replay.Advantage
+	}
 	for b := range n {
-		var p float64
-		switch t.cfg.Method {
-		case MethodPRT:
-			p = t.logR[b]
-		case MethodPER, MethodTeacher:
+		var term float64
+		if prio == replay.Advantage {
 			if t.Step > 0 && (t.cfg.Method == MethodTeacher || t.logR[b] <= t.Threshold) {
 				continue
 			}
-			p = teacher.Advantage(t.term[b])
+			term = t.term[b]
 		}
-		t.buffer.Append(x[b*d:(b+1)*d], t.logR[b], p)
+		t.buffer.Append(x[b*d:(b+1)*d], t.logR[b], teacher.Priority(prio, t.logR[b], 0, term, 0))
 		stored++
 	}
 	return stored

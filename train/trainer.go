@@ -227,12 +227,9 @@ func (t *Trainer) Done() bool {
 }
 
 func (t *Trainer) nextCost() int {
-	role := byte(t.schedule.Role(t.Step))
-	if role == 'B' && t.buffer.Len() > 0 {
-		return 0
-	}
+	role := byte(t.schedule.Effective(t.Step, t.buffered()))
 	if role == 'B' {
-		role = 'S'
+		return 0
 	}
 	cost := t.Cfg.Batch
 	if t.Cfg.LocalSearch && t.lsDue(role, t.Step) {
@@ -245,11 +242,8 @@ func (t *Trainer) nextCost() int {
 func (t *Trainer) Iterate() (Iteration, error) {
 	cfg := t.Cfg
 	i := t.Step
-	role := byte(t.schedule.Role(i))
-	it := Iteration{Role: role, TeacherLoss: math.NaN()}
-	if role == 'B' && t.buffer.Len() == 0 {
-		role = 'S' // nothing to replay yet: sample on-policy instead
-	}
+	it := Iteration{Role: byte(t.schedule.Role(i)), TeacherLoss: math.NaN()}
+	role := byte(t.schedule.Effective(i, t.buffered())) // nothing to replay yet: S
 	switch {
 	case role == 'B' && cfg.Objective == ObjectiveDB:
 		t.sampleTransitions()
@@ -457,15 +451,14 @@ func (t *Trainer) addToBuffer() {
 		if completion {
 			x = t.batch.FinalState(int(t.batch.Finished[b])) // the pre-77091bf mismatch
 		}
-		var p float64
+		var delta, logRT float64 // each computed only where its priority needs it
 		switch t.Cfg.Buffer {
-		case replay.Reward:
-			p = t.logR[b] // rank-equivalent to R
 		case replay.Loss:
-			p = t.delta[b] * t.delta[b]
+			delta = t.delta[b]
 		case replay.Teacher:
-			p = t.logRT[b] // rank-equivalent to R_T
+			logRT = t.logRT[b]
 		}
+		p := teacher.Priority(t.Cfg.Buffer, t.logR[b], delta, 0, logRT)
 		t.buffer.Add(t.keyer.TerminalKey(x), x[:w], t.logR[b], p)
 	}
 }
@@ -476,9 +469,7 @@ func (t *Trainer) teacherTargets() {
 	n := t.batch.Len()
 	t.logRT = grow(t.logRT, n)
 	t.extraD = grow(t.extraD, n)
-	for b := range n {
-		t.logRT[b] = t.reward.Term(t.delta[b])
-	}
+	t.reward.Terms(t.delta[:n], t.logR, math.Inf(-1), t.logRT[:n])
 	if cfg.NMC > 1 {
 		w := t.Env.StateLen()
 		t.repX = t.repX[:0]
@@ -500,9 +491,15 @@ func (t *Trainer) teacherTargets() {
 			t.logRT[b] /= float64(cfg.NMC)
 		}
 	}
-	for b := range n {
-		t.logRT[b] = t.reward.LogReward(t.logRT[b], t.logR[b])
+	t.reward.LogRewards(t.logRT[:n], t.logR, t.logRT[:n])
+}
+
+// buffered is the number of objects in the replay buffer (0 without one).
+func (t *Trainer) buffered() int {
+	if t.buffer == nil {
+		return 0
 	}
+	return t.buffer.Len()
 }
 
 func grow(s []float64, n int) []float64 {
