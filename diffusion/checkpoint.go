@@ -86,15 +86,7 @@ func load(dir string, e energy.Energy) (*family, *run.Checkpoint, error) {
 		return nil, nil, err
 	}
 	f := newFamily(t, st)
-	if err := f.loadAgents(ck.Tensors, ck.Path); err != nil {
-		return nil, nil, err
-	}
-	for _, s := range f.Streams() {
-		if err := s.Src.UnmarshalBinary(ck.Header.Streams[s.Name]); err != nil {
-			return nil, nil, fmt.Errorf("diffusion: checkpoint %s: random stream %q: %w", ck.Path, s.Name, err)
-		}
-	}
-	if err := f.Restore(run.State{JSON: ck.Header.State, Tensors: ck.Tensors}); err != nil {
+	if _, err := run.Restore(ck, f); err != nil {
 		return nil, nil, err
 	}
 	return f, ck, nil

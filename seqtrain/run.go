@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 
-	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/safetensors"
 	"github.com/gfngo/gfn/target"
@@ -426,29 +425,10 @@ func LoadModel(dir string, task Task, model ModelFunc) (*Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := f.restore(c); err != nil {
+	if _, err := run.Restore(c, f); err != nil {
 		return nil, err
 	}
 	return f.t, nil
-}
-
-// restore sets the agents, streams and state of f from c, as the driver's
-// Resume does before it continues.
-func (f *family) restore(c *run.Checkpoint) error {
-	for _, a := range f.Agents() {
-		if err := nn.LoadParams(a.Name+".", a.Opt.Params(), c.Tensors); err != nil {
-			return fmt.Errorf("seqtrain: checkpoint %s: %w", c.Path, err)
-		}
-		if err := a.Opt.LoadState(a.Name+".optim.", c.Tensors); err != nil {
-			return fmt.Errorf("seqtrain: checkpoint %s: %w", c.Path, err)
-		}
-	}
-	for _, s := range f.Streams() {
-		if err := s.Src.UnmarshalBinary(c.Header.Streams[s.Name]); err != nil {
-			return fmt.Errorf("seqtrain: checkpoint %s: random stream %q: %w", c.Path, s.Name, err)
-		}
-	}
-	return f.Restore(run.State{JSON: c.Header.State, Tensors: c.Tensors})
 }
 
 // checkNetworkSize refuses a configuration whose policy needs more
