@@ -3,23 +3,19 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gfngo/gfn/target"
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/gfngo/gfn/target"
 
 	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/energy"
-	"github.com/gfngo/gfn/progress"
 	"github.com/gfngo/gfn/rewardcmd"
 	gfnrun "github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/safefile"
@@ -42,54 +38,44 @@ func flagValue(args []string, name string) string {
 	return ""
 }
 
-// isDiffusionCheckpoint reports whether dir holds a diffusion checkpoint,
-// also one of an earlier gfn (whose reading then says to migrate it).
-func isDiffusionCheckpoint(dir string) bool {
-	_, err := diffusion.ReadCheckpoint(dir)
-	var le *gfnrun.LegacyError
-	return err == nil || errors.As(err, &le) && le.Key == "gfn_state"
+// diffusionFamily is the family of diffusion samplers over R^d (package
+// diffusion); its tasks are the built-in energies.
+var diffusionFamily = &family{
+	name: "the diffusion samplers", kind: "diffusion", legacy: "gfn_state",
+	tasks: energy.Names, program: rewardcmd.Points,
+	setup: setupDiffusion, open: openDiffusion, evalSamples: 10000,
 }
 
-func runTrainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	switch flagValue(args, "method") {
-	case "smc":
-		return runTrainSMC(ctx, args, stdout, stderr)
-	case "ggns":
-		return runTrainGGNS(ctx, args, stdout, stderr)
-	}
-	return trainDiffusion(ctx, args, stdout, stderr, nil)
-}
-
-// trainDiffusion trains on a built-in energy or, with u, on the density
-// u's program computes (with the 25gmm preset's settings).
-func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer, u *userReward) error {
-	taskName := flagValue(args, "task")
-	resume := flagValue(args, "resume")
-	preset := flagValue(args, "preset")
+// setupDiffusion defines a diffusion run's flags, with the defaults of
+// the preset (on --resume, the run's preset) for the task.
+func setupDiffusion(c *trainCmd) error {
+	u, fs := c.u, c.fs
+	preset := flagValue(c.args, "preset")
 	var stored diffusion.Stored
-	if resume != "" {
+	if c.resume != "" {
 		var err error
-		if stored, err = diffusion.ReadCheckpoint(resume); err != nil {
+		if stored, err = diffusion.ReadCheckpoint(c.resume); err != nil {
 			return usageError{err}
 		}
-		taskName = stored.Task
 		if preset != "" && preset != stored.Preset {
-			return usagef("--preset %q: the run in %s was started with preset %q", preset, resume, stored.Preset)
+			return usagef("--preset %q: the run in %s was started with preset %q", preset, c.resume, stored.Preset)
 		}
-		preset = stored.Preset
+		c.task, preset, c.budgetNow = stored.Task, stored.Preset, stored.Iterations
+		c.stored = fmt.Sprintf("%s, method %s, seed %d", stored.Task, stored.Method, stored.Seed)
 	}
 	if preset == "" {
 		preset = "paper"
 	}
-	m := flagValue(args, "method")
+	c.unit, c.budget, c.ckEvery = "iteration", "iterations", 500
+	c.also = []string{"preset", "drift-clip"}
+	c.synopsis = "Train a diffusion sampler (a GFlowNet over R^d) on " + strings.Join(energy.Names, " or ") + ", with an adaptive\nTeacher by default. Defaults shown are the paper preset's on 25gmm (it reproduces the paper's\ntable); --preset reference switches to the released code's settings. Writes metrics.csv,\nsummary.json, checkpoint.safetensors + config.json, samples.png and curves.png to --out."
+	presetTask, taskHelp := c.task, "target: "+strings.Join(energy.Names, ", ")
+	m := flagValue(c.args, "method")
 	if m == "" {
 		m = string(diffusion.MethodTeacher)
 	}
-	presetTask := taskName
-	synopsis := "Train a diffusion sampler (a GFlowNet over R^d) on 25gmm (d = 2) or manywell (d = 32), with an\nadaptive Teacher by default. Defaults shown are the paper preset's on 25gmm (it reproduces the\npaper's table); --preset reference switches to the released code's settings. Writes\nmetrics.csv, summary.json, checkpoint.safetensors + config.json, samples.png and curves.png\nto --out."
-	taskHelp := "target: 25gmm or manywell (hypergrid: see gfn train --task hypergrid --help)"
 	if u != nil {
-		presetTask, synopsis, taskHelp = "25gmm", u.synopsis(), "points: the density of the --reward-cmd program"
+		presetTask, c.synopsis, taskHelp = "25gmm", u.synopsis(), "points: the density of the --reward-cmd program"
 		switch diffusion.Method(m) {
 		case diffusion.MethodPIS, "smc", "ggns":
 			return usagef("method %s needs the gradient of log R, which a reward program does not give (allowed: tb, eps, prt, per, teacher)", m)
@@ -99,20 +85,18 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return usageError{err}
 	}
-	fs := newFlagSet("train", synopsis)
-	fs.String("task", taskName, taskHelp)
-	u.addFlags(fs)
+	c.addTaskFlag(taskHelp)
 	fs.String("preset", preset, "settings: paper (the paper's text, which reproduces its table) or reference (the released code)")
 	method := fs.String("method", string(d.Method), "training method: tb, eps (exploration noise), prt, per, teacher, pis (path integral sampler: gradients through the trajectory), smc (sequential Monte Carlo) and ggns (gradient-guided nested sampling): no training, see --method smc --help")
 	fs.BoolVar(&d.LocalSearch, "ls", false, "MALA local search from the buffer every --ls-every iterations (per and teacher)")
 	fs.IntVar(&d.LSEvery, "ls-every", d.LSEvery, "iterations between local searches (on Student slots)")
-	fs.IntVar(&d.Iterations, "iterations", d.Iterations, "training iterations (with --resume, a larger number extends the run, a finished one included)")
+	fs.IntVar(&d.Iterations, "iterations", d.Iterations, "training iterations")
 	fs.IntVar(&d.Batch, "batch", d.Batch, "trajectories per batch (>= 2)")
 	fs.IntVar(&d.Steps, "steps", d.Steps, "time steps T of a trajectory")
 	fs.Float64Var(&d.Sigma2, "sigma2", d.Sigma2, "diffusion coefficient sigma^2 (t_scale)")
 	fs.BoolVar(&d.LearnedVariance, "learned-variance", d.LearnedVariance, "learn the log-variance (log sigma^2 + 4 tanh v) instead of fixing it")
 	fs.Float64Var(&d.DriftClip, "drift-clip", d.DriftClip, "bound of the network's drift output |u| (0 = none; gfn-diffusion's --clipping is 1e4); with --resume, the bound from the checkpoint's iteration on (a run whose samples overflowed continues with one)")
-	fs.StringVar(&d.Net.Arch, "arch", d.Net.Arch, "network: reference (Fourier-feature MLP) or pis")
+	fs.StringVar(&d.Net.Arch, "arch", d.Net.Arch, "network: "+timenet.Reference+" (Fourier-feature MLP) or "+timenet.PIS)
 	fs.IntVar(&d.Net.Hidden, "hidden", d.Net.Hidden, "network width")
 	fs.IntVar(&d.Net.Harmonics, "harmonics", d.Net.Harmonics, "Fourier frequencies of the time features (0 = the network width; the released code's --harmonics_dim is 256 whatever the width)")
 	fs.Float64Var(&d.Student.LR, "lr", d.Student.LR, "Student policy learning rate")
@@ -137,88 +121,53 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.StringVar(&d.Schedule, "schedule", d.Schedule, "cycle of S (Student), T (Teacher explores into the buffer) and B (replay); empty = the preset's for teacher (paper STSBSB, the 3:1:2 ratio as --adv_freq 3; reference STSB), SB for prt/per, S otherwise")
 	ratio := fs.String("ratio", "", "Student:Teacher:Buffer ratio such as 3:1:2 (the paper's), an alternative to --schedule")
 	fs.Uint64Var(&d.Seed, "seed", 0, "random seed; the same seed gives the same run")
-	out := fs.String("out", "", "output directory (default runs/<task>-<method>[-ls]-seed<seed>)")
-	evalEvery := fs.Int("eval-every", 100, "iterations between curve points")
+	fs.IntVar(&c.evalEvery, "eval-every", 100, "iterations between curve points")
 	evalSamples := fs.Int("eval-samples", 2000, "fresh and exact samples of a curve point")
 	finalSamples := fs.Int("final-samples", 10000, "fresh and exact samples of the final evaluation")
-	ckEvery := fs.Int("checkpoint-every", 500, "iterations between checkpoints (0 = only at the end)")
-	fs.String("resume", "", "continue the run whose checkpoint is in this directory (other settings come from it)")
-	quiet := fs.Bool("quiet", false, "no progress bar")
-	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
-	if err := parse(fs, args, stdout); err != nil {
-		if errors.Is(err, errHelp) {
-			return nil
-		}
-		return err
-	}
-	if resume != "" {
-		if err := checkResumeFlags(fs, resume, taskName, "preset", "drift-clip", "iterations"); err != nil {
-			return err
-		}
-	}
+	c.summary = func(w io.Writer, s any) { printDiffusionSummary(w, s.(*diffusion.Summary)) }
+	c.explain = overflowHint
 	var e energy.Energy
+	problem := func() energy.Energy {
+		if u != nil {
+			return rewardcmd.Energy{C: u.client}
+		}
+		return e
+	}
 	if u == nil {
-		if e, err = energy.Named(taskName); err != nil {
+		if e, err = energy.Named(c.task); err != nil {
 			return usageError{err}
 		}
-	} else {
-		if d.LocalSearch {
-			return usagef("--ls needs the gradient of log R, which a reward program does not give")
-		}
-		if err := u.checkFlags(fs); err != nil {
-			return err
-		}
 	}
-	if *evalEvery < 1 || *evalSamples < 1 || *finalSamples < 1 || *ckEvery < 0 {
-		return usagef("eval-every %d, eval-samples %d, final-samples %d must be >= 1 and checkpoint-every %d >= 0", *evalEvery, *evalSamples, *finalSamples, *ckEvery)
-	}
-	opt := diffusion.RunOptions{Options: gfnrun.Options{EvalEvery: *evalEvery, CheckpointEvery: *ckEvery, NoFigures: u != nil && !u.figures},
-		Task: taskName, Preset: preset, EvalSamples: *evalSamples, FinalSamples: *finalSamples}
-	if !*quiet {
-		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
-	}
-	stop, err := startCPUProfile(*cpuprofile)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	var res *diffusion.Result
-	if resume != "" {
-		dir, err := resumeOut(resume, *out)
-		if err != nil {
-			return err
-		}
-		// A resumed run keeps its evaluation and checkpoint settings.
-		opt = diffusion.RunOptions{Options: gfnrun.Options{OutDir: dir, Progress: opt.Progress, ProgressTTY: opt.ProgressTTY}}
-		if flagGiven(fs, "iterations") {
-			opt.Budget = d.Iterations
-		}
-		if flagGiven(fs, "drift-clip") {
-			if !(d.DriftClip > 0) || math.IsInf(d.DriftClip, 0) {
-				return usagef("--drift-clip %v: a resumed run's drift bound must be finite and > 0", d.DriftClip)
+	if c.resume != "" {
+		c.resumed = func(ctx context.Context, from string, opt gfnrun.Options) (any, error) {
+			ro := diffusion.RunOptions{Options: opt}
+			if flagGiven(fs, "iterations") {
+				ro.Budget = d.Iterations
 			}
-			opt.ResumeDriftClip = d.DriftClip
-		}
-		if u != nil {
-			if err := u.start(ctx, dir); err != nil {
-				return err
+			if flagGiven(fs, "drift-clip") {
+				if !(d.DriftClip > 0) || math.IsInf(d.DriftClip, 0) {
+					return nil, usagef("--drift-clip %v: a resumed run's drift bound must be finite and > 0", d.DriftClip)
+				}
+				ro.ResumeDriftClip = d.DriftClip
 			}
-			defer u.close()
-			e = rewardcmd.Energy{C: u.client}
-		}
-		cfg := stored.Config
-		total := max(cfg.Iterations, opt.Budget)
-		fmt.Fprintf(stdout, "gfn train: resuming %s (%s, method %s, seed %d) at iteration %d of %d\n", resume, taskName, cfg.Method, cfg.Seed, stored.Done, total)
-		if res, err = diffusion.Resume(ctx, resume, e, opt); err != nil {
-			if errors.Is(err, gfnrun.ErrFinished) {
-				return fmt.Errorf("%w\n  gfn train --resume %s --iterations N (N > %d) extends it", err, resume, total)
+			res, err := diffusion.Resume(ctx, from, problem(), ro)
+			if err != nil {
+				return nil, err
 			}
-			return overflowHint(u.failed(err, dir), dir)
+			return &res.Summary, nil
 		}
-	} else {
+		return nil
+	}
+	c.check = func() (string, error) {
+		if u != nil && d.LocalSearch {
+			return "", usagef("--ls needs the gradient of log R, which a reward program does not give")
+		}
+		if c.evalEvery < 1 || *evalSamples < 1 || *finalSamples < 1 {
+			return "", usagef("eval-every %d, eval-samples %d and final-samples %d must be >= 1", c.evalEvery, *evalSamples, *finalSamples)
+		}
 		d.Method = diffusion.Method(*method)
 		if d.Milestones, err = parseInts(*milestones); err != nil {
-			return usagef("milestones %q: %v", *milestones, err)
+			return "", usagef("milestones %q: %v", *milestones, err)
 		}
 		d.Student.WeightDecay, d.Teacher.WeightDecay = *wd, *wd
 		switch *treward {
@@ -227,54 +176,43 @@ func trainDiffusion(ctx context.Context, args []string, stdout, stderr io.Writer
 		case "paper":
 			d.Reward.Form = teacher.Paper
 		default:
-			return usagef("teacher reward %q is unknown (allowed: reference, paper)", *treward)
+			return "", usagef("teacher reward %q is unknown (allowed: reference, paper)", *treward)
 		}
 		if !slices.Contains([]string{timenet.Reference, timenet.PIS}, d.Net.Arch) {
-			return usagef("arch %q is unknown (allowed: %s, %s)", d.Net.Arch, timenet.Reference, timenet.PIS)
+			return "", usagef("arch %q is unknown (allowed: %s, %s)", d.Net.Arch, timenet.Reference, timenet.PIS)
 		}
 		if *ratio != "" {
 			s, err := teacher.FromRatio(*ratio)
 			if err != nil {
-				return usageError{err}
+				return "", usageError{err}
 			}
 			d.Schedule = string(s)
 		}
 		if err := d.Validate(); err != nil {
-			return usageError{err}
+			return "", usageError{err}
 		}
-		dir := *out
-		if dir == "" {
-			ls := ""
-			if d.LocalSearch {
-				ls = "-ls"
-			}
-			dir = filepath.Join("runs", fmt.Sprintf("%s-%s%s-seed%d", taskName, d.Method, ls, d.Seed))
+		ls := ""
+		if d.LocalSearch {
+			ls = "-ls"
 		}
-		if err := safefile.CheckDir(dir); err != nil {
-			return usageError{err}
-		}
-		if err := checkFreshOut(dir); err != nil {
-			return err
-		}
-		opt.OutDir = dir
-		if u != nil {
-			if err := u.start(ctx, dir); err != nil {
-				return err
-			}
-			defer u.close()
-			e = rewardcmd.Energy{C: u.client}
-		}
-		fmt.Fprintf(stdout, "gfn train: %s (d = %d), method %s, preset %s, seed %d, %d iterations of %d trajectories (T = %d)\n",
-			taskName, e.Dim(), d.Method, preset, d.Seed, d.Iterations, d.Batch, d.Steps)
-		if res, err = diffusion.Run(ctx, e, d, opt); err != nil {
-			return overflowHint(u.failed(err, dir), dir)
-		}
+		return fmt.Sprintf("%s-%s%s-seed%d", c.task, d.Method, ls, d.Seed), nil
 	}
-	printDiffusionSummary(stdout, &res.Summary, opt.OutDir)
+	c.header = func() string {
+		return fmt.Sprintf("%s (d = %d), method %s, preset %s, seed %d, %d iterations of %d trajectories (T = %d)",
+			c.task, problem().Dim(), d.Method, preset, d.Seed, d.Iterations, d.Batch, d.Steps)
+	}
+	c.start = func(ctx context.Context, opt gfnrun.Options) (any, error) {
+		opt.NoFigures = u != nil && !u.figures
+		res, err := diffusion.Run(ctx, problem(), d, diffusion.RunOptions{Options: opt, Task: c.task, Preset: preset, EvalSamples: *evalSamples, FinalSamples: *finalSamples})
+		if err != nil {
+			return nil, err
+		}
+		return &res.Summary, nil
+	}
 	return nil
 }
 
-func printDiffusionSummary(w io.Writer, s *diffusion.Summary, dir string) {
+func printDiffusionSummary(w io.Writer, s *diffusion.Summary) {
 	fmt.Fprintf(w, "  iterations %d, reward calls %d, threshold log R > %.4f\n", s.Steps, s.RewardCalls, s.Threshold)
 	fmt.Fprintf(w, "  final (%d samples): ELBO %.4f, ELBO-IS %.4f", s.Samples, s.ELBO, s.ELBOIS)
 	if s.EUBO != nil {
@@ -288,92 +226,73 @@ func printDiffusionSummary(w io.Writer, s *diffusion.Summary, dir string) {
 	for _, n := range s.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
-	fmt.Fprintf(w, "  wall %s (training %s, %.3g ms/iteration; evaluation %s; %s kernels)\n",
-		progress.Duration(time.Duration(s.WallSeconds*float64(time.Second))), progress.Duration(time.Duration(s.TrainSeconds*float64(time.Second))),
-		s.MsPerStepMean, progress.Duration(time.Duration(s.EvalSeconds*float64(time.Second))), s.Kernel)
-	files := []string{gfnrun.MetricsFile, gfnrun.SummaryFile, gfnrun.CheckpointFile, gfnrun.ConfigFile}
-	for _, f := range []string{rewardFile, "samples.png", "curves.png"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
-			files = append(files, f)
-		}
-	}
-	fmt.Fprintf(w, "  wrote %s: %s\n", dir, strings.Join(files, ", "))
 }
 
-// loadDiffusion loads a diffusion checkpoint with its energy.
-func loadDiffusion(dir string) (*diffusion.Trainer, energy.Energy, error) {
+// diffusionRun is a loaded diffusion run.
+type diffusionRun struct {
+	dir, task string
+	t         *diffusion.Trainer
+	e         energy.Energy
+	program   bool
+}
+
+func openDiffusion(dir string, u *userReward) (opened, error) {
 	st, err := diffusion.ReadCheckpoint(dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	e, err := energy.Named(st.Task)
-	if err != nil {
-		return nil, nil, err
+	r := diffusionRun{dir: dir, task: st.Task, program: u != nil}
+	if u != nil {
+		r.e, r.task = rewardcmd.Energy{C: u.client}, "points"
+	} else if r.e, err = energy.Named(st.Task); err != nil {
+		return nil, err
 	}
-	t, err := diffusion.Load(dir, e)
-	return t, e, err
+	r.t, err = diffusion.Load(dir, r.e)
+	return r, err
 }
 
-// sampleDiffusion writes n Student samples of a diffusion checkpoint as
-// CSV: x1..xd, log_reward.
-func sampleDiffusion(dir string, n int, seed uint64, out string, stdout, stderr io.Writer) error {
-	t, e, err := loadDiffusion(dir)
-	if err != nil {
-		return err
+// redraw draws the run's figures again from its checkpoint.
+func (r diffusionRun) redraw(seed uint64) error {
+	if r.program {
+		return usagef("--figures does not run reward programs: the run's own figures are in %s", r.dir)
 	}
-	return writeDiffusionSamples(t, e, n, seed, out, stdout, stderr)
+	return diffusion.Redraw(r.dir, r.e, 2000, seed)
 }
 
-// writeDiffusionSamples writes n Student samples of t as CSV: x1..xd,
-// log_reward.
-func writeDiffusionSamples(t *diffusion.Trainer, e energy.Energy, n int, seed uint64, out string, stdout, stderr io.Writer) error {
-	x := t.Sample(n, rand.New(rand.NewPCG(seed, 0x5a)))
+// samples writes x1..xd and log_reward.
+func (r diffusionRun) samples(n int, seed uint64) (func(io.Writer) error, error) {
+	x := r.t.Sample(n, rand.New(rand.NewPCG(seed, 0x5a)))
 	logR := make([]float64, n)
-	if err := e.LogReward(x, logR); err != nil {
-		return err
+	if err := r.e.LogReward(x, logR); err != nil {
+		return nil, err
 	}
-	write := func(w io.Writer) error {
+	return func(w io.Writer) error {
 		cw := csv.NewWriter(w)
-		d := e.Dim()
+		d := r.e.Dim()
 		row := make([]string, d+1)
 		for i := range d {
 			row[i] = fmt.Sprintf("x%d", i+1)
 		}
 		row[d] = "log_reward"
 		cw.Write(row)
-		for r := range n {
+		for k := range n {
 			for i := range d {
-				row[i] = strconv.FormatFloat(float64(x[r*d+i]), 'g', -1, 32)
+				row[i] = strconv.FormatFloat(float64(x[k*d+i]), 'g', -1, 32)
 			}
-			row[d] = strconv.FormatFloat(logR[r], 'g', -1, 64)
+			row[d] = strconv.FormatFloat(logR[k], 'g', -1, 64)
 			cw.Write(row)
 		}
 		cw.Flush()
 		return cw.Error()
-	}
-	return emitCSV(out, n, write, stdout, stderr)
+	}, nil
 }
 
-// evalDiffusion prints the Student's (and Teacher's) ELBO, ELBO-IS, EUBO
-// and W2 on n fresh and n exact samples as JSON.
-func evalDiffusion(dir string, n int, seed uint64, weights string, stdout io.Writer) error {
-	t, e, err := loadDiffusion(dir)
-	if err != nil {
-		return err
-	}
-	st, err := diffusion.ReadCheckpoint(dir)
-	if err != nil {
-		return err
-	}
-	return reportDiffusion(st.Task, t, e, n, seed, weights, stdout)
-}
-
-// reportDiffusion prints the Student's (and Teacher's) ELBO, ELBO-IS,
-// EUBO and W2 on n fresh and n exact samples as JSON; without exact
-// samples (an energy that is not an energy.Sampler), EUBO and W2 are null.
-// task names the run as its summary.json does. With weights != "", it
-// first writes every sample's log weight there (writeLogWeights).
-func reportDiffusion(task string, t *diffusion.Trainer, e energy.Energy, n int, seed uint64, weights string, stdout io.Writer) error {
+// report prints the Student's (and Teacher's) ELBO, ELBO-IS, EUBO and W2
+// on n fresh and n exact samples as JSON; without exact samples (an
+// energy that is not an energy.Sampler), EUBO and W2 are null. With
+// weights != "", it first writes every sample's log weight there.
+func (r diffusionRun) report(n int, seed uint64, weights string, w io.Writer) error {
+	t, e := r.t, r.e
 	rng := rand.New(rand.NewPCG(seed, 0xe7a1))
 	exact := diffusion.ExactSamples(e, n, rng)
 	var ev diffusion.Evaluator
@@ -383,7 +302,7 @@ func reportDiffusion(task string, t *diffusion.Trainer, e energy.Energy, n int, 
 		Student  diffusion.Metrics  `json:"student"`
 		Teacher  *diffusion.Metrics `json:"teacher,omitempty"`
 		TrueLogZ *float64           `json:"true_log_z,omitempty"`
-	}{Task: task, Step: t.Step}
+	}{Task: r.task, Step: t.Step}
 	var sets []weightSet
 	keep := func(agent string, fresh []float32) {
 		if weights == "" {
@@ -418,12 +337,7 @@ func reportDiffusion(task string, t *diffusion.Trainer, e energy.Energy, n int, 
 			return err
 		}
 	}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(stdout, "%s\n", b)
-	return err
+	return printJSON(w, rep)
 }
 
 // weightSet is one agent's log weights on one set of samples (rows of x).

@@ -7,22 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/gfngo/gfn/biochem"
-	"github.com/gfngo/gfn/energy"
-	"github.com/gfngo/gfn/task"
 )
-
-// trainFamilies are gfn train's families as a user meets them: their
-// tasks, the first of which shows the family's flags.
-var trainFamilies = []struct {
-	name  string
-	tasks []string
-}{
-	{"the grid", task.Names},
-	{"the diffusion samplers", energy.Names},
-	{"the sequence tasks", biochem.Names},
-}
 
 // undefinedFlag matches the flag package's error for a flag no flag set
 // defines.
@@ -46,7 +31,7 @@ func flagFamilyHint(ctx context.Context, err error, args []string) string {
 		t = "hypergrid"
 	}
 	var takers []string
-	for _, f := range trainFamilies {
+	for _, f := range families {
 		if slices.Contains(f.tasks, t) || !slices.Contains(familyFlags(ctx, f.tasks[0]), name) {
 			continue
 		}

@@ -223,7 +223,7 @@ func TestTrainSampleEvalEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep evalReport
+	var rep gridReport
 	if err := json.Unmarshal([]byte(ev), &rep); err != nil {
 		t.Fatal(err, ev)
 	}
@@ -231,10 +231,10 @@ func TestTrainSampleEvalEndToEnd(t *testing.T) {
 	if rep.StudentExact == nil || rep.StudentExact.TV != se["tv"].(float64) || rep.Step != 200 {
 		t.Errorf("eval %+v disagrees with train's summary %v", rep, se)
 	}
-	if got := defaultEvalSamples(checkpointKind(dir)); got != 100000 {
+	if got := evalDefault(t, dir); got != 100000 {
 		t.Errorf("default eval samples of a grid checkpoint %d, want 100000", got)
 	}
-	if _, _, err := runCLI("eval", "--checkpoint", dir, "--weights", filepath.Join(t.TempDir(), "w.csv")); err == nil || !strings.Contains(err.Error(), "grid checkpoint") {
+	if _, _, err := runCLI("eval", "--checkpoint", dir, "--weights", filepath.Join(t.TempDir(), "w.csv")); err == nil || !strings.Contains(err.Error(), "grid run") {
 		t.Errorf("eval --weights of a grid checkpoint: %v", err)
 	}
 }
@@ -320,7 +320,7 @@ func TestSequenceTrainSampleReward(t *testing.T) {
 		t.Fatalf("summary.json: %v", err)
 	}
 	m := rep.Student
-	if got := defaultEvalSamples(checkpointKind(dir)); got != 2048 {
+	if got := evalDefault(t, dir); got != 2048 {
 		t.Errorf("default eval samples of a sequence checkpoint %d, want 2048", got)
 	}
 	if rep.Task != "tfbind8" || rep.Round != 6 || m.Samples != 64 || m.ModesSeen != sum.ModesFound || m.LogZ != sum.LogZ {
@@ -411,7 +411,7 @@ func TestDiffusionTrainSampleEval(t *testing.T) {
 	if rep.Task != "25gmm" || rep.Step != 20 || rep.TrueLogZ == nil || *rep.TrueLogZ != 0 {
 		t.Errorf("eval report %+v", rep)
 	}
-	if got := defaultEvalSamples(checkpointKind(dir)); got != 10000 {
+	if got := evalDefault(t, dir); got != 10000 {
 		t.Errorf("default eval samples of a diffusion checkpoint %d, want 10000", got)
 	}
 	checkWeights(t, dir, ev, rep.Student, rep.Teacher)
@@ -559,4 +559,14 @@ func TestRewardArguments(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `"--task" has length 6`) {
 		t.Errorf("a sequence after --: %v", err)
 	}
+}
+
+// evalDefault is gfn eval's default --samples for the run in dir.
+func evalDefault(t *testing.T, dir string) int {
+	t.Helper()
+	f, err := familyOfRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.evalSamples
 }

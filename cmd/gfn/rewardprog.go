@@ -14,8 +14,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gfngo/gfn/discrete"
-	"github.com/gfngo/gfn/internal/choice"
 	"github.com/gfngo/gfn/rewardcmd"
 	gfnrun "github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/safefile"
@@ -81,36 +79,29 @@ func readRewardRecord(dir string) (rewardRecord, error) {
 		Shape: rewardcmd.Shape{Kind: rewardcmd.Grid, Dim: spec.Dim, Side: spec.Side}}, nil
 }
 
-// runTrainRewardCmd dispatches a reward program's run to its trainer.
-func runTrainRewardCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// newUserReward is the reward program of a gfn train command line: the
+// one recorded in --resume's run, or a new one of --task's kind.
+func newUserReward(args []string, stdout, stderr io.Writer) (*userReward, error) {
 	stderr = syncWriter(stderr) // the program's standard error comes from another goroutine
 	u := &userReward{stdout: stdout, stderr: stderr}
 	if r := flagValue(args, "resume"); r != "" {
 		rec, err := readRewardRecord(r)
 		if err != nil {
-			return usageError{err}
+			return nil, usageError{err}
 		}
 		u.rec, u.resume = rec, r
-	} else {
-		t := flagValue(args, "task")
-		if t == "" {
-			t = "hypergrid"
-		}
-		k, ok := rewardTasks[t]
-		if !ok {
-			return usagef("--reward-cmd: task %q cannot take a reward program (allowed: seq, points, hypergrid)", t)
-		}
-		u.rec.Kind = k
+		return u, nil
 	}
-	switch u.rec.Kind {
-	case rewardcmd.Sequence:
-		return trainSeq(ctx, args, stdout, stderr, u)
-	case rewardcmd.Points:
-		return trainDiffusion(ctx, args, stdout, stderr, u)
-	case rewardcmd.Grid:
-		return trainGrid(ctx, args, stdout, stderr, u)
+	t := flagValue(args, "task")
+	if t == "" {
+		t = "hypergrid"
 	}
-	return usagef("the reward program's kind %q is unknown (allowed: %s)", u.rec.Kind, choice.List(rewardcmd.Kinds))
+	k, ok := rewardTasks[t]
+	if !ok {
+		return nil, usagef("--reward-cmd: task %q cannot take a reward program (allowed: seq, points, hypergrid)", t)
+	}
+	u.rec.Kind = k
+	return u, nil
 }
 
 // userReward is the reward program of a gfn train run; a nil *userReward
@@ -241,19 +232,6 @@ func (r rewardRecord) options(stderr io.Writer) rewardcmd.Options {
 		opt.Timeout = rewardcmd.DefaultTimeout
 	}
 	return opt
-}
-
-// programGrid builds a grid run's environment from its stored spec with
-// the log-rewards of the program c: the spec keeps the command the run
-// started with, the program is the one running now.
-func programGrid(c *rewardcmd.Client) func(json.RawMessage) (discrete.Env, error) {
-	return func(raw json.RawMessage) (discrete.Env, error) {
-		var s task.Spec
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("environment spec: %w", err)
-		}
-		return task.BuildFunc(s, c.Cells)
-	}
 }
 
 // close ends the program; a program that does not end cleanly gets a note.

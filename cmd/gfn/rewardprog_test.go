@@ -243,7 +243,7 @@ func TestRewardCmdGrid(t *testing.T) {
 			}
 		}
 	}
-	wantAll(t, "output", out, "hypergrid(d=2, H=5, custom)", fmt.Sprintf("(true %.4f)", math.Log(z)), "Student exact: L1", "reward.json, modes.png")
+	wantAll(t, "output", out, "hypergrid(d=2, H=5, custom)", fmt.Sprintf("(true %.4f)", math.Log(z)), "Student exact: L1", "reward.json, ", "modes.png")
 	if strings.Contains(out, "modes found") {
 		t.Errorf("a custom grid reports modes:\n%s", out)
 	}
@@ -267,7 +267,7 @@ func TestRewardCmdGrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep evalReport
+	var rep gridReport
 	if err := json.Unmarshal([]byte(ev), &rep); err != nil || rep.TrueLogZ == nil || math.Abs(*rep.TrueLogZ-math.Log(z)) > 1e-9 ||
 		rep.StudentExact == nil || rep.Samples != 500 {
 		t.Errorf("gfn eval of a reward program's grid run: %v\n%s", err, ev)

@@ -6,13 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-
-	gfnrun "github.com/gfngo/gfn/run"
 )
 
 // usageError marks errors in the command line: exit status 2.
@@ -160,79 +155,4 @@ func (l *intList) Set(v string) error {
 	}
 	*l = out
 	return nil
-}
-
-// resumeFlags are the flags that still apply to a resumed run of any
-// family: where it goes, how it reports, and a reward program's command.
-var resumeFlags = []string{"resume", "out", "quiet", "cpuprofile", "reward-cmd", "reward-timeout"}
-
-// checkResumeFlags returns a usage error naming the flags given beside
-// --resume that a resumed run would ignore (its settings come from its
-// checkpoint); also are the family's further flags that still apply.
-// A --task other than the checkpoint's task is refused too.
-func checkResumeFlags(fs *flag.FlagSet, dir, task string, also ...string) error {
-	var allowed []string
-	for _, name := range append(slices.Clone(resumeFlags), also...) {
-		if fs.Lookup(name) != nil {
-			allowed = append(allowed, name)
-		}
-	}
-	var bad []string
-	fs.Visit(func(f *flag.Flag) {
-		switch {
-		case f.Name == "task":
-			if v := f.Value.String(); v != task {
-				bad = append(bad, fmt.Sprintf("--task %s (the run in %s is %s)", v, dir, task))
-			}
-		case !slices.Contains(allowed, f.Name):
-			bad = append(bad, "--"+f.Name)
-		}
-	})
-	if len(bad) == 0 {
-		return nil
-	}
-	slices.Sort(allowed)
-	return usagef("%s: a resumed run keeps the settings of its checkpoint (allowed with --resume: --%s)",
-		strings.Join(bad, ", "), strings.Join(allowed, ", --"))
-}
-
-// checkFreshOut refuses to start a run in dir when dir holds an unfinished
-// one (a checkpoint without a summary): starting afresh would overwrite the
-// work that gfn train --resume can continue. A finished run is replaced,
-// as running the same command again reproduces it; its summary goes first,
-// so that the new run counts as unfinished (to this check, to --resume and
-// to gfn bench) until it writes its own.
-func checkFreshOut(dir string) error {
-	summary := filepath.Join(dir, gfnrun.SummaryFile)
-	_, ckErr := os.Stat(filepath.Join(dir, gfnrun.CheckpointFile))
-	_, sumErr := os.Stat(summary)
-	if ckErr == nil && sumErr != nil {
-		return usagef("--out %s holds an unfinished run (a checkpoint, no summary): continue it with gfn train --resume %s, or give another --out", dir, dir)
-	}
-	if err := os.Remove(summary); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("replacing the finished run in %s: %w", dir, err)
-	}
-	return nil
-}
-
-// checkpointPresent reports a --resume directory without a checkpoint
-// (none there, or a finished run whose checkpoint was deleted).
-func checkpointPresent(dir string) error {
-	_, err := os.Stat(filepath.Join(dir, gfnrun.CheckpointFile))
-	if !errors.Is(err, os.ErrNotExist) {
-		return nil // present, or unreadable: the family's reader reports it
-	}
-	if _, err := os.Stat(filepath.Join(dir, gfnrun.SummaryFile)); err == nil {
-		return usagef("--resume %s: the run there is finished (%s) and has no %s to continue from", dir, gfnrun.SummaryFile, gfnrun.CheckpointFile)
-	}
-	return usagef("--resume %s: no %s there to continue from", dir, gfnrun.CheckpointFile)
-}
-
-// resumeOut is the directory a run resumed from dir writes to: out if set,
-// after checkFreshOut when it is another directory, else dir.
-func resumeOut(dir, out string) (string, error) {
-	if out == "" || filepath.Clean(out) == filepath.Clean(dir) {
-		return dir, nil
-	}
-	return out, checkFreshOut(out)
 }

@@ -3,42 +3,27 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gfngo/gfn/biochem"
-	"github.com/gfngo/gfn/progress"
+	"github.com/gfngo/gfn/rewardcmd"
 	gfnrun "github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/seqtrain"
 	"github.com/gfngo/gfn/teacher"
 )
 
-// isSeqTask reports whether name is a sequence-design task.
-func isSeqTask(name string) bool {
-	_, err := biochem.Named(name)
-	return err == nil
-}
-
-// isSeqCheckpoint reports whether dir holds a sequence-training checkpoint
-// (or one of an earlier gfn, which seqtrain refuses naming gfn migrate).
-func isSeqCheckpoint(dir string) bool {
-	_, err := seqtrain.ReadCheckpoint(dir)
-	var legacy *gfnrun.LegacyError
-	return err == nil || errors.As(err, &legacy) && legacy.Key == "gfn_seq_state"
-}
-
-func runTrainSeq(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return trainSeq(ctx, args, stdout, stderr, nil)
+// seqFamily is the family of sequence design (package seqtrain).
+var seqFamily = &family{
+	name: "the sequence tasks", kind: "sequence", legacy: "gfn_seq_state",
+	tasks: biochem.Names, program: rewardcmd.Sequence,
+	setup: setupSeq, open: openSeq, evalSamples: 2048,
 }
 
 // seqTask is a sequence task of the CLI: a biochemical task, or a reward
@@ -48,26 +33,25 @@ type seqTask interface {
 	Name() string
 }
 
-// trainSeq trains on a biochemical task or, with u, on sequences that u's
-// program scores.
-func trainSeq(ctx context.Context, args []string, stdout, stderr io.Writer, u *userReward) error {
-	taskName := flagValue(args, "task")
-	resume := flagValue(args, "resume")
+// setupSeq defines a sequence run's flags, with the task's defaults.
+func setupSeq(c *trainCmd) error {
+	u, fs := c.u, c.fs
 	var stored seqtrain.Stored
-	if resume != "" {
+	if c.resume != "" {
 		var err error
-		if stored, err = seqtrain.ReadCheckpoint(resume); err != nil {
+		if stored, err = seqtrain.ReadCheckpoint(c.resume); err != nil {
 			return usageError{err}
 		}
-		taskName = stored.Task
+		c.task, c.budgetNow = stored.Task, stored.Config.Rounds
+		c.stored = fmt.Sprintf("%s, method %s, seed %d", stored.Task, stored.Config.Method, stored.Config.Seed)
 	}
 	var task seqTask
 	var d seqtrain.Config
 	var set biochem.Settings
-	synopsis := "Train a GFlowNet sampler of sequences on a biochemical task (tfbind8, qm9str, sehstr, rna),\nwith an adaptive Teacher and PER by default, in the prepend-append MDP with the SSR policy.\nDefaults shown are the reference code's settings for tfbind8 (each task has its own rounds,\nepsilon and width). Writes metrics.csv, summary.json, checkpoint.safetensors + config.json and\ncurves.png (modes, ELBO, EUBO against rounds) to --out."
-	taskHelp := "task: " + strings.Join(biochem.Names, ", ") + " (see also gfn train --task hypergrid|25gmm --help)"
+	c.synopsis = "Train a GFlowNet sampler of sequences on a biochemical task (" + strings.Join(biochem.Names, ", ") + "),\nwith an adaptive Teacher and PER by default, in the prepend-append MDP with the SSR policy.\nDefaults shown are the reference code's settings for tfbind8 (each task has its own rounds,\nepsilon and width). Writes metrics.csv, summary.json, checkpoint.safetensors + config.json and\ncurves.png (modes, ELBO, EUBO against rounds) to --out."
+	taskHelp := "task: " + strings.Join(biochem.Names, ", ")
 	if u == nil {
-		bt, err := biochem.Named(taskName)
+		bt, err := biochem.Named(c.task)
 		if err != nil {
 			return usageError{err}
 		}
@@ -75,14 +59,12 @@ func trainSeq(ctx context.Context, args []string, stdout, stderr io.Writer, u *u
 	} else {
 		task, d = userSeqTask{u}, seqtrain.DefaultConfig()
 		set = biochem.Settings{EvalEvery: 100, EvalSamples: 512}
-		synopsis, taskHelp = u.synopsis(), "seq: sequences scored by the --reward-cmd program"
+		c.synopsis, taskHelp = u.synopsis(), "seq: sequences scored by the --reward-cmd program"
 	}
-	var err error
-	fs := newFlagSet("train", synopsis)
-	fs.String("task", task.Name(), taskHelp)
-	u.addFlags(fs)
+	c.unit, c.budget, c.ckEvery = "round", "rounds", 100
+	c.addTaskFlag(taskHelp)
 	method := fs.String("method", string(d.Method), "training method: "+joinMethods(seqtrain.Methods)+" (teacher: teacher-per)")
-	fs.IntVar(&d.Rounds, "rounds", d.Rounds, "training rounds (one online batch, and one replay batch for the buffer methods); with --resume, a larger number extends the run")
+	fs.IntVar(&d.Rounds, "rounds", d.Rounds, "training rounds (one online batch, and one replay batch for the buffer methods)")
 	fs.IntVar(&d.OnlineBatch, "batch", d.OnlineBatch, "online samples (reward calls) per round")
 	fs.IntVar(&d.OfflineBatch, "offline-batch", d.OfflineBatch, "replayed objects per round")
 	fs.Float64Var(&d.Epsilon, "epsilon", d.Epsilon, "probability of a uniform step over unique children (every method but tb)")
@@ -105,68 +87,35 @@ func trainSeq(ctx context.Context, args []string, stdout, stderr io.Writer, u *u
 	fs.BoolVar(&d.LS.Teacher, "ls-teacher", false, "local search: the Teacher's rounds search with the Teacher's policy, scored by the Teacher's reward (the paper's appendix); off, every online batch is the Student's search, as in the authors' code")
 	schedule := fs.String("schedule", string(d.Schedule), "who draws each round's online batch: a cycle of S (Student) and T (Teacher)")
 	fs.Uint64Var(&d.Seed, "seed", 0, "random seed; the same seed gives the same run")
-	out := fs.String("out", "", "output directory (default runs/<task>-<method>-seed<seed>)")
-	evalEvery := fs.Int("eval-every", set.EvalEvery, "rounds between evaluations")
+	fs.IntVar(&c.evalEvery, "eval-every", set.EvalEvery, "rounds between evaluations")
 	evalSamples := fs.Int("eval-samples", set.EvalSamples, "Student samples (and target samples) per evaluation")
-	ckEvery := fs.Int("checkpoint-every", 100, "rounds between checkpoints (0 = only at the end)")
-	fs.String("resume", "", "continue the run whose checkpoint is in this directory (other settings come from it)")
-	quiet := fs.Bool("quiet", false, "no progress bar")
-	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (for go tool pprof)")
-	if err := parse(fs, args, stdout); err != nil {
-		if errors.Is(err, errHelp) {
-			return nil
+	c.summary = func(w io.Writer, s any) { printSeqSummary(w, s.(*seqtrain.Summary)) }
+	if c.resume != "" {
+		c.resumed = func(ctx context.Context, from string, opt gfnrun.Options) (any, error) {
+			ro := seqtrain.RunOptions{Options: opt}
+			if flagGiven(fs, "rounds") {
+				ro.Budget = d.Rounds
+			}
+			res, err := seqtrain.Resume(ctx, from, task, ro)
+			if err != nil {
+				return nil, err
+			}
+			return &res.Summary, nil
 		}
-		return err
+		return nil
 	}
-	if *evalEvery < 1 || *evalSamples < 1 || *ckEvery < 0 {
-		return usagef("eval-every %d and eval-samples %d must be >= 1 and checkpoint-every %d >= 0", *evalEvery, *evalSamples, *ckEvery)
-	}
-	if err := u.checkFlags(fs); err != nil {
-		return err
-	}
-	if resume != "" {
-		if err := checkResumeFlags(fs, resume, taskName, "rounds"); err != nil {
-			return err
+	c.check = func() (string, error) {
+		if c.evalEvery < 1 || *evalSamples < 1 {
+			return "", usagef("eval-every %d and eval-samples %d must be >= 1", c.evalEvery, *evalSamples)
 		}
-	}
-	opt := seqtrain.RunOptions{Task: task.Name()}
-	if !*quiet {
-		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
-	}
-	stop, err := startCPUProfile(*cpuprofile)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	var res *seqtrain.Result
-	if resume != "" {
 		var err error
-		if opt.OutDir, err = resumeOut(resume, *out); err != nil {
-			return err
-		}
-		cfg := stored.Config
-		if flagGiven(fs, "rounds") {
-			opt.Budget = d.Rounds
-		} else {
-			d.Rounds = cfg.Rounds
-		}
-		if err := u.start(ctx, opt.OutDir); err != nil {
-			return err
-		}
-		defer u.close()
-		fmt.Fprintf(stdout, "gfn train: resuming %s (%s, method %s, seed %d) at round %d of %d\n", resume, task.Name(), cfg.Method, cfg.Seed, stored.Done, d.Rounds)
-		if res, err = seqtrain.Resume(ctx, resume, task, opt); err != nil {
-			return u.failed(err, opt.OutDir)
-		}
-	} else {
 		if d.Method, err = seqtrain.ParseMethod(*method); err != nil {
-			return usageError{err}
+			return "", usageError{err}
 		}
-		opt.EvalEvery, opt.EvalSamples, opt.CheckpointEvery = *evalEvery, *evalSamples, *ckEvery
 		d.Schedule = teacher.Schedule(*schedule)
 		if !*ls {
 			if d.LS.Teacher {
-				return usagef("--ls-teacher needs --ls")
+				return "", usagef("--ls-teacher needs --ls")
 			}
 			d.LS = seqtrain.LocalSearch{}
 		}
@@ -176,32 +125,24 @@ func trainSeq(ctx context.Context, args []string, stdout, stderr io.Writer, u *u
 		case "paper":
 			d.Reward.Form = teacher.Paper
 		default:
-			return usagef("teacher reward %q is unknown (allowed: reference, paper)", *treward)
+			return "", usagef("teacher reward %q is unknown (allowed: reference, paper)", *treward)
 		}
 		if err := d.Validate(); err != nil {
-			return usageError{err}
+			return "", usageError{err}
 		}
-		opt.OutDir = *out
-		if opt.OutDir == "" {
-			opt.OutDir = filepath.Join("runs", fmt.Sprintf("%s-%s-seed%d", task.Name(), d.Method, d.Seed))
-		}
-		if err := safefile.CheckDir(opt.OutDir); err != nil {
-			return usageError{err}
-		}
-		if err := checkFreshOut(opt.OutDir); err != nil {
-			return err
-		}
-		if err := u.start(ctx, opt.OutDir); err != nil {
-			return err
-		}
-		defer u.close()
-		fmt.Fprintf(stdout, "gfn train: %s (length %d, %d tokens), method %s, seed %d, %d rounds of %d samples\n",
-			task.Name(), task.Length(), len(task.Alphabet()), d.Method, d.Seed, d.Rounds, d.OnlineBatch)
-		if res, err = seqtrain.Run(ctx, task, d, opt); err != nil {
-			return u.failed(err, opt.OutDir)
-		}
+		return fmt.Sprintf("%s-%s-seed%d", task.Name(), d.Method, d.Seed), nil
 	}
-	printSeqSummary(stdout, &res.Summary, opt.OutDir)
+	c.header = func() string {
+		return fmt.Sprintf("%s (length %d, %d tokens), method %s, seed %d, %d rounds of %d samples",
+			task.Name(), task.Length(), len(task.Alphabet()), d.Method, d.Seed, d.Rounds, d.OnlineBatch)
+	}
+	c.start = func(ctx context.Context, opt gfnrun.Options) (any, error) {
+		res, err := seqtrain.Run(ctx, task, d, seqtrain.RunOptions{Options: opt, Task: task.Name(), EvalSamples: *evalSamples})
+		if err != nil {
+			return nil, err
+		}
+		return &res.Summary, nil
+	}
 	return nil
 }
 
@@ -213,7 +154,7 @@ func joinMethods(ms []seqtrain.Method) string {
 	return strings.Join(s, ", ")
 }
 
-func printSeqSummary(w io.Writer, s *seqtrain.Summary, dir string) {
+func printSeqSummary(w io.Writer, s *seqtrain.Summary) {
 	fmt.Fprintf(w, "  rounds %d, reward calls %d, distinct sequences seen %d\n", s.Steps, s.RewardCalls, s.Seen)
 	if s.ModesTotal > 0 {
 		fmt.Fprintf(w, "  modes found %d of %d (%d among the final %d samples)\n", s.ModesFound, s.ModesTotal, s.ModesEval, s.Samples)
@@ -223,79 +164,60 @@ func printSeqSummary(w io.Writer, s *seqtrain.Summary, dir string) {
 		fmt.Fprintf(w, " (true %.4f)", s.TrueLogZ)
 	}
 	fmt.Fprintf(w, ", learned log Z %.4f, correlation %.3f\n", s.LogZ, s.Pearson)
-	fmt.Fprintf(w, "  wall %s (training %s, %.1f ms/round; evaluation %s; %s kernels)\n",
-		progress.Duration(time.Duration(s.WallSeconds*float64(time.Second))), progress.Duration(time.Duration(s.TrainSeconds*float64(time.Second))),
-		s.MsPerStepMean, progress.Duration(time.Duration(s.EvalSeconds*float64(time.Second))), s.Kernel)
-	reward := ""
-	if _, err := os.Stat(filepath.Join(dir, rewardFile)); err == nil {
-		reward = rewardFile + ", "
-	}
-	fmt.Fprintf(w, "  wrote %s: metrics.csv, summary.json, %s, %s, %scurves.png\n", dir, gfnrun.CheckpointFile, gfnrun.ConfigFile, reward)
 }
 
-// loadSeq loads the sequence-training checkpoint in dir with its task.
-func loadSeq(dir string) (*biochem.Task, *seqtrain.Trainer, error) {
+// seqRun is a loaded sequence run.
+type seqRun struct {
+	t    *seqtrain.Trainer
+	task seqTask
+}
+
+func openSeq(dir string, u *userReward) (opened, error) {
 	st, err := seqtrain.ReadCheckpoint(dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	task, err := biochem.Named(st.Task)
-	if err != nil {
-		return nil, nil, err
+	var task seqTask = userSeqTask{u}
+	if u == nil {
+		if task, err = biochem.Named(st.Task); err != nil {
+			return nil, err
+		}
 	}
 	t, err := seqtrain.Load(dir, task)
-	return task, t, err
+	return seqRun{t, task}, err
 }
 
-// evalSeq prints the evaluation of training (modes, ELBO, log Z estimate,
-// EUBO, correlation) of a sequence checkpoint's Student on n fresh samples
-// and n target samples, as JSON; with weights != "", it also writes the
-// log weights of both sets there.
-func evalSeq(dir string, n int, seed uint64, weights string, stdout io.Writer) error {
-	task, t, err := loadSeq(dir)
-	if err != nil {
-		return err
-	}
-	return reportSeq(t, task, task.Name(), n, seed, weights, stdout)
-}
-
-// reportSeq prints the evaluation of training of a sequence trainer on n
-// fresh samples, and as many target samples if the task is a Targeter, as
-// JSON. With weights != "", it first writes every sample's log weight there
-// (writeSeqLogWeights).
-func reportSeq(t *seqtrain.Trainer, task seqtrain.Task, name string, n int, seed uint64, weights string, stdout io.Writer) error {
+// report prints the evaluation of training (modes, ELBO, log Z estimate,
+// EUBO, correlation) on n fresh samples, and as many target samples if
+// the task is a Targeter, as JSON. With weights != "", it first writes
+// every sample's log weight there (writeSeqLogWeights).
+func (r seqRun) report(n int, seed uint64, weights string, w io.Writer) error {
 	var targets []int32
-	if tg, ok := task.(seqtrain.Targeter); ok {
+	if tg, ok := r.task.(seqtrain.Targeter); ok {
 		var err error
 		if targets, err = tg.TargetSamples(n, rand.New(rand.NewPCG(seed, 0xe8ac7))); err != nil {
 			return err
 		}
 	}
 	var ev seqtrain.Evaluator
-	m, err := ev.Evaluate(t, n, targets, rand.New(rand.NewPCG(seed, 0x5a)))
+	m, err := ev.Evaluate(r.t, n, targets, rand.New(rand.NewPCG(seed, 0x5a)))
 	if err != nil {
 		return err
 	}
 	if weights != "" {
 		fresh, target := ev.LogWeights()
 		err := safefile.Write(weights, func(w io.Writer) error {
-			return writeSeqLogWeights(w, task, []seqWeights{{"model", ev.Samples(), fresh}, {"target", targets, target}})
+			return writeSeqLogWeights(w, r.task, []seqWeights{{"model", ev.Samples(), fresh}, {"target", targets, target}})
 		})
 		if err != nil {
 			return err
 		}
 	}
-	rep := struct {
+	return printJSON(w, struct {
 		Task    string           `json:"task"`
 		Round   int              `json:"round"`
 		Student seqtrain.Metrics `json:"student"`
-	}{name, t.Round, m}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(stdout, "%s\n", b)
-	return err
+	}{r.task.Name(), r.t.Round, m})
 }
 
 // seqWeights is the Student's log weights on one set of sequences (rows
@@ -331,14 +253,6 @@ func seqString(sb *strings.Builder, alphabet []string, x []int32) string {
 	return sb.String()
 }
 
-func sampleSeq(dir string, n int, seed uint64, out string, stdout, stderr io.Writer) error {
-	task, t, err := loadSeq(dir)
-	if err != nil {
-		return err
-	}
-	return writeSeqSamples(t, task, n, seed, out, stdout, stderr)
-}
-
 // scoredTask is a sequence task with raw scores and modes, as the
 // built-in ones.
 type scoredTask interface {
@@ -347,24 +261,25 @@ type scoredTask interface {
 	IsMode(x []int32) bool
 }
 
-// writeSeqSamples writes n Student samples of t as CSV: the sequence, its
-// raw score, log R and whether it is a mode, or for a task that is not a
-// scoredTask (a reward program's) the sequence and log R.
-func writeSeqSamples(t *seqtrain.Trainer, task seqtrain.Task, n int, seed uint64, out string, stdout, stderr io.Writer) error {
+// samples writes the sequences, their raw scores, log R and whether
+// each is a mode, or for a task that is not a scoredTask (a reward
+// program's) the sequences and log R.
+func (r seqRun) samples(n int, seed uint64) (func(io.Writer) error, error) {
+	t, task := r.t, r.task
 	xs := t.Sample(n, rand.New(rand.NewPCG(seed, 0x5a)))
 	L := task.Length()
 	score, logR := make([]float64, n), make([]float64, n)
 	scored, _ := task.(scoredTask)
 	if scored != nil {
 		if err := scored.Score(xs, n, score); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := task.LogReward(xs, n, logR); err != nil {
-		return err
+		return nil, err
 	}
 	alphabet := task.Alphabet()
-	write := func(wr io.Writer) error {
+	return func(wr io.Writer) error {
 		cw := csv.NewWriter(wr)
 		if scored != nil {
 			cw.Write([]string{"sequence", "score", "log_reward", "mode"})
@@ -383,8 +298,7 @@ func writeSeqSamples(t *seqtrain.Trainer, task seqtrain.Task, n int, seed uint64
 		}
 		cw.Flush()
 		return cw.Error()
-	}
-	return emitCSV(out, n, write, stdout, stderr)
+	}, nil
 }
 
 // runReward prints the raw score and the reward of sequences of a task.

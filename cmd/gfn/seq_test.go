@@ -32,7 +32,7 @@ func TestSequenceMethodTeacherAndExtend(t *testing.T) {
 	if err != nil || st.Done != 6 || !st.Finished || st.Config.Method != seqtrain.TeacherPER {
 		t.Errorf("extended run: %+v, %v\n%s", st, err, out)
 	}
-	if !strings.Contains(out, "at round 4 of 6") || !strings.Contains(out, "rounds 6,") {
+	if !strings.Contains(out, "at round 4 of 4; extending to --rounds 6") || !strings.Contains(out, "rounds 6,") {
 		t.Errorf("extension output:\n%s", out)
 	}
 	if _, _, err := runCLI("train", "--task", "tfbind8", "--method", "ppo", "--out", t.TempDir()); err == nil || !strings.Contains(err.Error(), `"ppo"`) {

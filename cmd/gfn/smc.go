@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gfngo/gfn/target"
 	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"time"
+
+	"github.com/gfngo/gfn/target"
 
 	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/energy"

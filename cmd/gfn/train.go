@@ -3,201 +3,160 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/gfngo/gfn/biochem"
-	"github.com/gfngo/gfn/discrete"
-	"github.com/gfngo/gfn/energy"
-	"github.com/gfngo/gfn/env/hypergrid"
 	"github.com/gfngo/gfn/progress"
-	"github.com/gfngo/gfn/replay"
 	gfnrun "github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/safefile"
-	"github.com/gfngo/gfn/task"
-	"github.com/gfngo/gfn/teacher"
-	"github.com/gfngo/gfn/train"
 )
 
-func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	// So do reward programs (rewardprog.go), whose tasks share names.
-	if wantsRewardCmd(args) {
-		return runTrainRewardCmd(ctx, args, stdout, stderr)
-	}
-	// A directory without a checkpoint cannot say which family's flags to
-	// parse: say what is missing rather than misname a flag.
-	if r := flagValue(args, "resume"); r != "" {
-		if err := checkpointPresent(r); err != nil {
-			return err
-		}
-	}
-	// Diffusion samplers have their own flags.
-	if t := flagValue(args, "task"); t == "25gmm" || t == "manywell" {
-		return runTrainDiffusion(ctx, args, stdout, stderr)
-	}
-	if r := flagValue(args, "resume"); r != "" && isDiffusionCheckpoint(r) {
-		return runTrainDiffusion(ctx, args, stdout, stderr)
-	}
-	// So have the sequence-design tasks.
-	if t := flagValue(args, "task"); isSeqTask(t) {
-		return runTrainSeq(ctx, args, stdout, stderr)
-	}
-	if r := flagValue(args, "resume"); r != "" && isSeqCheckpoint(r) {
-		return runTrainSeq(ctx, args, stdout, stderr)
-	}
-	return trainGrid(ctx, args, stdout, stderr, nil)
+// trainCmd is one gfn train command line: what it asks for, the flags
+// every family shares, and the hooks the family's setup adds.
+type trainCmd struct {
+	fs             *flag.FlagSet
+	fam            *family
+	args           []string
+	task           string // the task (on --resume, the run's)
+	resume         string // the run directory --resume continues, or ""
+	u              *userReward
+	stdout, stderr io.Writer
+
+	// The shared flags, their defaults set by the family's setup.
+	out, cpuprofile    string
+	quiet              bool
+	evalEvery, ckEvery int
+
+	// Set by the family's setup.
+	synopsis string
+	unit     string   // "iteration" or "round"
+	budget   string   // the flag that extends a resumed run
+	also     []string // further flags a resumed run takes
+	// check validates a new run's settings and returns its default output
+	// directory under runs/.
+	check func() (name string, err error)
+	// header describes a new run once its reward program (if any) runs.
+	header func() string
+	// start trains a new run; resumed continues the run in from (whose
+	// checkpoint the setup has read) to the --budget flag's value if
+	// given (0: its own). Both return the run's summary.
+	start   func(ctx context.Context, opt gfnrun.Options) (any, error)
+	resumed func(ctx context.Context, from string, opt gfnrun.Options) (any, error)
+	// stored describes a resumed run: "25gmm, method teacher, seed 0";
+	// budgetNow is its budget, in the budget flag's terms.
+	stored    string
+	budgetNow int
+	// summary prints the family's lines of a finished run's summary.
+	summary func(w io.Writer, s any)
+	// explain adds a family's advice to the error that stopped a run
+	// writing into dir (nil: none).
+	explain func(err error, dir string) error
 }
 
-// trainGrid trains on the hypergrid, with u's program as its reward if u
-// is not nil.
-func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *userReward) error {
-	fs := newFlagSet("train", "Train a Student GFlowNet, with an adaptive Teacher by default, on the deceptive hypergrid.\nWrites metrics.csv, summary.json, checkpoint.safetensors + config.json and PNG figures to --out.")
-	d := train.DefaultConfig()
-	spec := task.Spec{}
-	fs.StringVar(&spec.Task, "task", "hypergrid", "environment: "+strings.Join(task.Names, ", ")+"; diffusion samplers: 25gmm, manywell (see gfn train --task 25gmm --help); sequences: tfbind8, qm9str, sehstr, rna (see gfn train --task tfbind8 --help); a reward program's: seq, points, hypergrid (see gfn train --reward-cmd CMD --task seq --help)")
-	u.addFlags(fs)
-	fs.IntVar(&spec.Dim, "dim", 2, "hypergrid dimension d (>= 1)")
-	fs.IntVar(&spec.Side, "side", 128, "hypergrid side length H (>= 2)")
-	fs.StringVar(&spec.Reward, "reward", string(hypergrid.Deceptive), "hypergrid reward: deceptive (reference code), deceptive-paper (paper's equation), original (Bengio et al. 2021)")
-	method := fs.String("method", string(d.Method), "training method: tb (on-policy Student), teacher, or gafn (TB with RND intrinsic rewards)")
-	fs.Float64Var(&d.GAFNScale, "gafn-scale", d.GAFNScale, "scale of GAFN's intrinsic rewards")
-	objective := fs.String("objective", string(d.Objective), "training objective of Student and Teacher: tb (trajectory balance) or db (detailed balance)")
-	calls := fs.Int("reward-calls", 0, "reward-call budget; 0 = the paper's (96000, or 384000 for d=4 H=32); with --resume, a larger one extends the run, a finished one included")
-	fs.IntVar(&d.Batch, "batch", d.Batch, "trajectories per batch (>= 1)")
-	hidden := intList(d.Hidden)
-	fs.Var(&hidden, "hidden", "hidden layer widths of the policy MLPs")
-	fs.Float64Var(&d.LR, "lr", d.LR, "Adam learning rate of the Student policy")
-	fs.Float64Var(&d.TeacherLR, "teacher-lr", d.TeacherLR, "Adam learning rate of the Teacher policy")
-	fs.Float64Var(&d.LogZLR, "logz-lr", d.LogZLR, "Adam learning rate of log Z")
-	fs.Float64Var(&d.LogZInit, "logz-init", d.LogZInit, "initial log Z")
-	fs.Float64Var(&d.ClipNorm, "clip", d.ClipNorm, "gradient-norm clipping (0 = off)")
-	fs.Float64Var(&d.Eps, "eps", d.Eps, "eps-uniform exploration mixed into the behaviour policies, in [0,1]")
-	fs.Float64Var(&d.Temperature, "temperature", d.Temperature, "logit temperature of the behaviour policies (> 0)")
-	treward := fs.String("teacher-reward", string(d.TeacherReward), "Teacher reward form: reference (authors' code) or paper")
-	fs.Float64Var(&d.C, "C", d.C, "extra weight C of under-sampled trajectories (delta > 0) in the Teacher reward")
-	fs.Float64Var(&d.Alpha, "alpha", d.Alpha, "reward mixing: weight alpha of log R in the Teacher reward")
-	fs.Float64Var(&d.TeacherEps, "teacher-eps", d.TeacherEps, "smoothing eps of the paper-form Teacher reward")
-	fs.IntVar(&d.NMC, "n-mc", d.NMC, "backward trajectories per x averaged in the Teacher reward (>= 1)")
-	fs.IntVar(&d.Teachers, "teachers", 1, "number of Teachers K of method teacher; K > 1 take the T slots in turn and share the Teacher reward by --teacher-split")
-	split := fs.String("teacher-split", string(teacher.Share), "how K > 1 Teachers share the reward: share (R_T times Teacher k's share of the Teachers' probability of x) or none (each the whole R_T)")
-	fs.StringVar(&d.Schedule, "schedule", "", "behaviour-policy cycle of S (Student), T (Teacher) and B (buffer replay); empty = SSTT for teacher, S for tb, SBTB and SB with --buffer")
-	ratio := fs.String("ratio", "", "behaviour ratio Student:Teacher:Buffer, like 1:1:2 (SBTB) or 2:1:3; an alternative to --schedule")
-	buffer := fs.String("buffer", "", "replay buffer priority: uniform, reward (PRT), loss (delta^2) or teacher (PER); empty = no buffer")
-	ties := fs.String("buffer-ties", "oldest", "order of buffer entries of equal priority for the rank weights: oldest (first stored first) or hash (a fixed pseudo-random order, as the reference's unstable sort scatters them)")
-	fs.StringVar(&d.BufferPairing, "buffer-pairing", "batch", "batch (correct) or completion: the reference code before commit 77091bf, which stored terminal states with other trajectories' rewards (the paper's PRT/PER rows)")
-	fs.IntVar(&d.BufferCap, "buffer-size", 0, "replay buffer capacity (0 = the reference's int(0.1*(H-1+d)*(H-1)^(d-1)))")
-	fs.BoolVar(&d.LocalSearch, "ls", false, "back-and-forth local search on 1 in 8 Student (tb) or 1 in 4 Teacher batches")
-	fs.IntVar(&d.LSIterations, "ls-iterations", d.LSIterations, "local search rounds per batch")
-	fs.Float64Var(&d.LSBackRatio, "ls-back-ratio", d.LSBackRatio, "fraction of a trajectory's states that local search backtracks, in (0,1]")
-	fs.Uint64Var(&d.Seed, "seed", 0, "random seed; the same seed gives the same run")
-	out := fs.String("out", "", "output directory (default runs/<task>-d<dim>-H<side>-<method>-seed<seed>)")
-	evalEvery := fs.Int("eval-every", 0, "iterations between curve points (0 = 50 points per run)")
-	evalSamples := fs.Int("eval-samples", 100000, "fresh Student samples for the final empirical L1 (0 = skip)")
-	quiet := fs.Bool("quiet", false, "no progress bar")
-	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (for go tool pprof)")
-	ckDefault := 500 // Ctrl-C and crashes lose at most that (and Ctrl-C nothing: it checkpoints)
-	if u != nil {
-		ckDefault = 100 // a failing program then costs at most 100 iterations
+// runTrain runs gfn train: it finds the family (from a reward program,
+// --resume's checkpoint or --task), lets it define its flags, and starts
+// or resumes the run.
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := &trainCmd{args: args, task: flagValue(args, "task"), resume: flagValue(args, "resume"), stdout: stdout, stderr: stderr}
+	var f *family
+	switch {
+	case wantsRewardCmd(args):
+		u, err := newUserReward(args, stdout, stderr)
+		if err != nil {
+			return err
+		}
+		c.u, c.stderr, f = u, u.stderr, familyOfProgram(u.rec.Kind)
+		if c.task == "" && f == gridFamily {
+			c.task = "hypergrid"
+		}
+	case c.resume != "":
+		var err error
+		if f, err = familyOfRun(c.resume); err != nil {
+			return err
+		}
+	case c.task == "":
+		c.task, f = "hypergrid", gridFamily
+	default:
+		if f = familyOfTask(c.task); f == nil {
+			return usagef("task %q is unknown (allowed: %s)", c.task, allTasks())
+		}
 	}
-	ckEvery := fs.Int("checkpoint-every", ckDefault, "iterations between checkpoints that --resume continues (0 = at the end and on Ctrl-C only)")
-	resume := fs.String("resume", "", "continue the run checkpointed in this directory (its settings come from the checkpoint)")
-	if err := parse(fs, args, stdout); err != nil {
+	if f == diffusionFamily && c.u == nil {
+		switch flagValue(args, "method") {
+		case "smc":
+			return runTrainSMC(ctx, args, stdout, stderr)
+		case "ggns":
+			return runTrainGGNS(ctx, args, stdout, stderr)
+		}
+	}
+	c.fs, c.fam = flag.NewFlagSet("train", flag.ContinueOnError), f
+	c.u.addFlags(c.fs)
+	c.evalEvery, c.ckEvery = -1, -1
+	if err := f.setup(c); err != nil {
+		return err
+	}
+	c.fs.Usage = func() {
+		fmt.Fprintf(c.fs.Output(), "Usage: gfn train [flags]\n\n%s\n\nFlags:\n", c.synopsis)
+		c.fs.PrintDefaults()
+	}
+	c.fs.StringVar(&c.out, "out", "", "output directory (default runs/"+c.defaultOut()+")")
+	c.fs.String("resume", "", "continue the run checkpointed in this directory (its settings come from the checkpoint); with --"+c.budget+", a larger budget extends it, a finished run included")
+	c.fs.BoolVar(&c.quiet, "quiet", false, "no progress bar")
+	c.fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile of the run to this file (for go tool pprof)")
+	c.fs.IntVar(&c.ckEvery, "checkpoint-every", c.ckEvery, c.unit+"s between the checkpoints that --resume continues (0 = at the end, on Ctrl-C and on failures only); with --resume, the run's own unless given")
+	if err := parse(c.fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
 		}
 		return err
 	}
-	if *ckEvery < 0 {
-		return usagef("checkpoint-every %d must be >= 0", *ckEvery)
+	if c.ckEvery < 0 || c.evalEvery < 0 {
+		return usagef("checkpoint-every %d and eval-every %d must be >= 0", c.ckEvery, c.evalEvery)
 	}
-	if u != nil && *resume == "" {
-		if flagGiven(fs, "reward") {
-			return usagef("--reward %q and --reward-cmd: give one of them", spec.Reward)
-		}
-		u.rec.Dim, u.rec.Side = spec.Dim, spec.Side
+	if c.resume != "" {
+		return c.resumeRun(ctx)
 	}
-	if err := u.checkFlags(fs); err != nil {
+	return c.freshRun(ctx)
+}
+
+// defaultOut describes the default output directory in --help.
+func (c *trainCmd) defaultOut() string {
+	if c.unit == "round" {
+		return "<task>-<method>-seed<seed>"
+	}
+	if c.budget == "iterations" {
+		return "<task>-<method>[-ls]-seed<seed>"
+	}
+	return "<task>-d<dim>-H<side>-<method>-seed<seed>"
+}
+
+// options are the driver's options from the shared flags.
+func (c *trainCmd) options(dir string) gfnrun.Options {
+	opt := gfnrun.Options{OutDir: dir, EvalEvery: c.evalEvery, CheckpointEvery: c.ckEvery}
+	if !c.quiet {
+		opt.Progress, opt.ProgressTTY = c.stderr, progress.IsTerminal(c.stderr)
+	}
+	return opt
+}
+
+// freshRun starts a new run.
+func (c *trainCmd) freshRun(ctx context.Context) error {
+	name, err := c.check()
+	if err != nil {
 		return err
 	}
-	if *resume != "" {
-		if err := checkResumeFlags(fs, *resume, "hypergrid", "checkpoint-every", "reward-calls"); err != nil {
-			return err
-		}
-		if !flagGiven(fs, "checkpoint-every") {
-			*ckEvery = 0 // the run's own
-		}
-		stop, err := startCPUProfile(*cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		return resumeGrid(ctx, *resume, *out, *ckEvery, *calls, *quiet, stdout, stderr, u)
+	if err := c.u.checkFlags(c.fs); err != nil {
+		return err
 	}
-	d.Method, d.TeacherReward, d.Hidden = train.Method(*method), train.TeacherReward(*treward), hidden
-	d.Buffer = replay.Priority(*buffer)
-	if *ties != "oldest" {
-		d.BufferTies = *ties // empty, the default, keeps older runs' config.json as it was
-	}
-	if d.Teachers > 1 {
-		d.TeacherSplit = teacher.Split(*split)
-	} else if flagGiven(fs, "teacher-split") {
-		return usagef("--teacher-split %q needs --teachers > 1 (got %d)", *split, d.Teachers)
-	}
-	d.Objective = train.Objective(*objective)
-	if *ratio != "" {
-		if d.Schedule != "" {
-			return usagef("--ratio %q and --schedule %q: give one of them", *ratio, d.Schedule)
-		}
-		sched, err := teacher.FromRatio(*ratio)
-		if err != nil {
-			return usageError{err}
-		}
-		d.Schedule = string(sched)
-	}
-	d.RewardCalls = *calls
-	if *calls == 0 {
-		d.RewardCalls = task.RewardCalls(spec)
-	}
-	if *calls < 0 {
-		return usagef("reward calls %d must be >= 0", *calls)
-	}
-	if *evalSamples < 0 || *evalEvery < 0 {
-		return usagef("eval-samples %d and eval-every %d must be >= 0", *evalSamples, *evalEvery)
-	}
-	var env discrete.Env
-	var err error
-	if u == nil && !slices.Contains(task.Names, spec.Task) {
-		// The other tasks were dispatched before this flag set was built.
-		all := slices.Concat(task.Names, energy.Names, biochem.Names)
-		return usagef("task %q is unknown (allowed: %s)", spec.Task, strings.Join(all, ", "))
-	}
-	if u == nil {
-		env, err = task.Build(spec)
-	} else {
-		if spec.Task != "hypergrid" {
-			return usagef("--reward-cmd: task %q cannot take a reward program (allowed: seq, points, hypergrid)", spec.Task)
-		}
-		spec.Reward, spec.RewardCmd = string(hypergrid.Custom), u.rec.Command
-		// The program starts below; until then the grid checks the sizes.
-		env, err = task.BuildFunc(spec, func([]int32, int, []float64) error { return nil })
-	}
-	if err != nil {
-		return usageError{err}
-	}
-	if err := d.Validate(); err != nil {
-		return usageError{err}
-	}
-	dir := *out
+	dir := c.out
 	if dir == "" {
-		name := spec.Task
-		if u != nil {
-			name += "-cmd"
-		}
-		dir = filepath.Join("runs", fmt.Sprintf("%s-d%d-H%d-%s-seed%d", name, spec.Dim, spec.Side, d.Method, d.Seed))
+		dir = filepath.Join("runs", name)
 	}
 	if err := safefile.CheckDir(dir); err != nil {
 		return usageError{err}
@@ -205,125 +164,182 @@ func trainGrid(ctx context.Context, args []string, stdout, stderr io.Writer, u *
 	if err := checkFreshOut(dir); err != nil {
 		return err
 	}
-	if u != nil {
-		if err := u.start(ctx, dir); err != nil {
-			return err
+	if err := c.u.start(ctx, dir); err != nil {
+		return err
+	}
+	defer c.u.close()
+	fmt.Fprintln(c.stdout, "gfn train: "+c.header())
+	return c.finish(dir, func() (any, error) { return c.start(ctx, c.options(dir)) })
+}
+
+// resumeRun continues the run in c.resume.
+func (c *trainCmd) resumeRun(ctx context.Context) error {
+	if err := checkResumeFlags(c.fs, c.resume, c.task, append([]string{c.budget, "checkpoint-every"}, c.also...)...); err != nil {
+		return err
+	}
+	if err := c.u.checkFlags(c.fs); err != nil {
+		return err
+	}
+	dir, err := resumeOut(c.resume, c.out)
+	if err != nil {
+		return err
+	}
+	ck, err := gfnrun.Open(c.resume)
+	if err != nil {
+		return usageError{err}
+	}
+	if err := c.u.start(ctx, dir); err != nil {
+		return err
+	}
+	defer c.u.close()
+	at := fmt.Sprintf("%s %d of %d", c.unit, ck.Header.Done, ck.Header.Total)
+	if flagGiven(c.fs, c.budget) {
+		at += fmt.Sprintf("; extending to --%s %s", c.budget, c.fs.Lookup(c.budget).Value)
+	}
+	fmt.Fprintf(c.stdout, "gfn train: resuming %s (%s) at %s\n", c.resume, c.stored, at)
+	opt := c.options(dir)
+	opt.EvalEvery = 0 // a resumed run keeps its own cadence
+	if !flagGiven(c.fs, "checkpoint-every") {
+		opt.CheckpointEvery = 0 // and its own checkpoint interval
+	}
+	return c.finish(dir, func() (any, error) {
+		s, err := c.resumed(ctx, c.resume, opt)
+		if errors.Is(err, gfnrun.ErrFinished) {
+			err = fmt.Errorf("%w\n  gfn train --resume %s --%s N (N > %d) extends it", err, c.resume, c.budget, c.budgetNow)
 		}
-		defer u.close()
-		if env, err = task.BuildFunc(spec, u.client.Cells); err != nil {
-			return err
-		}
-	}
-	opt := train.RunOptions{Options: gfnrun.Options{OutDir: dir, EvalEvery: *evalEvery, CheckpointEvery: *ckEvery}, EnvSpec: spec, EvalSamples: *evalSamples}
-	if !*quiet {
-		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
-	}
-	methodName := string(d.Method)
-	if d.Teachers > 1 {
-		methodName = fmt.Sprintf("%s (%d Teachers, split %s)", d.Method, d.Teachers, d.TeacherSplit)
-	}
-	fmt.Fprintf(stdout, "gfn train: %v, method %s, seed %d, %d reward calls in %d steps of %d\n", env, methodName, d.Seed, d.RewardCalls, d.Steps(), d.Batch)
-	stop, err := startCPUProfile(*cpuprofile)
+		return s, err
+	})
+}
+
+// finish runs train (under --cpuprofile), explains its failure or prints
+// the summary.
+func (c *trainCmd) finish(dir string, train func() (any, error)) error {
+	stop, err := startCPUProfile(c.cpuprofile)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	res, err := train.Run(ctx, env, d, opt)
+	s, err := train()
 	if err != nil {
-		return u.failed(err, dir)
-	}
-	return gridOutputs(stdout, env, dir, res)
-}
-
-// resumeGrid continues a checkpointed grid run (calls > 0: to that
-// reward-call budget, which extends a finished run).
-func resumeGrid(ctx context.Context, from, out string, ckEvery, calls int, quiet bool, stdout, stderr io.Writer, u *userReward) error {
-	st, err := train.ReadCheckpoint(from)
-	if err != nil {
-		return usageError{err}
-	}
-	ck, err := gfnrun.Open(from)
-	if err != nil {
-		return usageError{err}
-	}
-	dir, err := resumeOut(from, out)
-	if err != nil {
+		err = c.u.failed(err, dir)
+		if c.explain != nil {
+			err = c.explain(err, dir)
+		}
 		return err
 	}
-	build := task.BuildJSON
-	if u != nil {
-		if err := u.start(ctx, dir); err != nil {
-			return err
-		}
-		defer u.close()
-		build = programGrid(u.client) // reward.json records the command in use
-	}
-	env, err := build(st.Env)
-	if err != nil {
-		return usageError{err}
-	}
-	opt := train.RunOptions{Options: gfnrun.Options{OutDir: dir, CheckpointEvery: ckEvery}, Budget: calls}
-	if !quiet {
-		opt.Progress, opt.ProgressTTY = stderr, progress.IsTerminal(stderr)
-	}
-	fmt.Fprintf(stdout, "gfn train: resuming %s (%s, method %s, seed %d) at iteration %d of %d, %d reward calls\n",
-		from, st.EnvName, st.Train.Method, st.Train.Seed, ck.Header.Done, ck.Header.Total, st.Train.RewardCalls)
-	res, err := train.Resume(ctx, from, env, opt)
-	if err != nil {
-		return u.failed(err, dir)
-	}
-	return gridOutputs(stdout, res.Trainer.Env, dir, res)
-}
-
-// gridOutputs prints the summary of a grid run and the files it wrote.
-func gridOutputs(stdout io.Writer, env discrete.Env, dir string, res *train.Result) error {
-	files := []string{"metrics.csv", "summary.json", gfnrun.CheckpointFile, gfnrun.ConfigFile}
-	if g, ok := env.(*hypergrid.Grid); ok && g.Reward == hypergrid.Custom {
-		files = append(files, rewardFile)
-	}
-	printSummary(stdout, &res.Summary, dir, append(files, res.Figures...))
+	c.summary(c.stdout, s)
+	printRunSummary(c.stdout, s, dir)
 	return nil
 }
 
-func printSummary(w io.Writer, s *train.Summary, dir string, files []string) {
-	fmt.Fprintf(w, "  steps %d (gradient steps %d), reward calls %d\n", s.Steps, s.GradSteps, s.RewardCalls)
-	if s.ModesTotal > 0 {
-		fmt.Fprintf(w, "  modes found %d of %d\n", s.ModesFound, s.ModesTotal)
+// printRunSummary prints the summary lines every family shares: times,
+// memory and the files written.
+func printRunSummary(w io.Writer, s any, dir string) {
+	b := s.(gfnrun.Baser).Base()
+	d := func(sec float64) string { return progress.Duration(time.Duration(sec * float64(time.Second))) }
+	fmt.Fprintf(w, "  wall %s (training %s, %.3g ms/%s, %.3g early, %.3g late; evaluation %s; %s kernels)\n",
+		d(b.WallSeconds), d(b.TrainSeconds), b.MsPerStepMean, b.Unit, b.MsPerStepEarly, b.MsPerStepLate, d(b.EvalSeconds), b.Kernel)
+	files := []string{gfnrun.MetricsFile, gfnrun.SummaryFile, gfnrun.CheckpointFile, gfnrun.ConfigFile}
+	if _, err := os.Stat(filepath.Join(dir, rewardFile)); err == nil {
+		files = append(files, rewardFile)
 	}
-	switch {
-	case s.ModesTotal == 0: // modes unknown: nothing to attribute
-	case len(s.TeacherModes) > 1:
-		fmt.Fprintf(w, "  modes found by the Student's samples %d, by each Teacher's %v (by no other Teacher's %v)\n",
-			s.StudentModes, s.TeacherModes, s.TeacherOnlyModes)
-	case len(s.TeacherModes) == 1:
-		fmt.Fprintf(w, "  modes found by the Student's samples %d, by the Teacher's %d\n", s.StudentModes, s.TeacherModes[0])
-	}
-	if s.TrueLogZ != nil {
-		fmt.Fprintf(w, "  Student log Z %.4f (true %.4f)\n", s.LogZ, *s.TrueLogZ)
-	} else {
-		fmt.Fprintf(w, "  Student log Z %.4f\n", s.LogZ)
-	}
-	if d := s.StudentExact; d != nil {
-		fmt.Fprintf(w, "  Student exact: L1 %.4g, TV %.4f, KL %.4f\n", d.L1, d.TV, d.KL)
-	}
-	if d := s.TeacherExact; d != nil {
-		fmt.Fprintf(w, "  Teacher exact: L1 %.4g, TV %.4f\n", d.L1, d.TV)
-	}
-	if s.EmpiricalL1 != nil {
-		fmt.Fprintf(w, "  Student empirical L1 (%d samples) %.4g\n", s.EvalSamples, *s.EmpiricalL1)
-	}
-	for _, n := range s.Notes {
-		fmt.Fprintf(w, "  note: %s\n", n)
-	}
-	fmt.Fprintf(w, "  wall %s (training %s; %.1f ms/iteration early, %.1f late, %s kernels)\n",
-		progress.Duration(time.Duration(s.WallSeconds*float64(time.Second))), progress.Duration(time.Duration(s.TrainSeconds*float64(time.Second))),
-		s.MsPerStepEarly, s.MsPerStepLate, s.Kernel)
-	if s.PeakRSSMiB > 0 {
-		mem := fmt.Sprintf("  peak memory %.0f MiB", s.PeakRSSMiB)
-		if s.BufferEntries > 0 {
-			mem += fmt.Sprintf(" (replay buffer: %d entries)", s.BufferEntries)
-		}
-		fmt.Fprintln(w, mem)
+	pngs, _ := filepath.Glob(filepath.Join(dir, "*.png"))
+	for _, p := range pngs {
+		files = append(files, filepath.Base(p))
 	}
 	fmt.Fprintf(w, "  wrote %s: %s\n", dir, strings.Join(files, ", "))
+}
+
+// addTaskFlag defines --task with the family's tasks in its help.
+func (c *trainCmd) addTaskFlag(help string) {
+	others := []string{}
+	for _, g := range families {
+		if g != c.fam {
+			others = append(others, strings.Join(g.tasks, "|"))
+		}
+	}
+	if c.u != nil {
+		c.fs.String("task", c.task, help)
+		return
+	}
+	c.fs.String("task", c.task, help+" (other families: gfn train --task "+strings.Join(others, " or ")+" --help; a reward program's: seq, points, hypergrid, gfn train --reward-cmd CMD --task seq --help)")
+}
+
+// resumeFlags are the flags that still apply to a resumed run of any
+// family: where it goes, how it reports, and a reward program's command.
+var resumeFlags = []string{"resume", "out", "quiet", "cpuprofile", "reward-cmd", "reward-timeout"}
+
+// checkResumeFlags returns a usage error naming the flags given beside
+// --resume that a resumed run would ignore (its settings come from its
+// checkpoint); also are the family's further flags that still apply.
+// A --task other than the checkpoint's task is refused too.
+func checkResumeFlags(fs *flag.FlagSet, dir, task string, also ...string) error {
+	var allowed []string
+	for _, name := range append(slices.Clone(resumeFlags), also...) {
+		if fs.Lookup(name) != nil {
+			allowed = append(allowed, name)
+		}
+	}
+	var bad []string
+	fs.Visit(func(f *flag.Flag) {
+		switch {
+		case f.Name == "task":
+			if v := f.Value.String(); v != task {
+				bad = append(bad, fmt.Sprintf("--task %s (the run in %s is %s)", v, dir, task))
+			}
+		case !slices.Contains(allowed, f.Name):
+			bad = append(bad, "--"+f.Name)
+		}
+	})
+	if len(bad) == 0 {
+		return nil
+	}
+	slices.Sort(allowed)
+	return usagef("%s: a resumed run keeps the settings of its checkpoint (allowed with --resume: --%s)",
+		strings.Join(bad, ", "), strings.Join(allowed, ", --"))
+}
+
+// checkFreshOut refuses to start a run in dir when dir holds an unfinished
+// one (a checkpoint without a summary): starting afresh would overwrite the
+// work that gfn train --resume can continue. A finished run is replaced,
+// as running the same command again reproduces it; its summary goes first,
+// so that the new run counts as unfinished (to this check, to --resume and
+// to gfn bench) until it writes its own.
+func checkFreshOut(dir string) error {
+	summary := filepath.Join(dir, gfnrun.SummaryFile)
+	_, ckErr := os.Stat(filepath.Join(dir, gfnrun.CheckpointFile))
+	_, sumErr := os.Stat(summary)
+	if ckErr == nil && sumErr != nil {
+		return usagef("--out %s holds an unfinished run (a checkpoint, no summary): continue it with gfn train --resume %s, or give another --out", dir, dir)
+	}
+	if err := os.Remove(summary); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("replacing the finished run in %s: %w", dir, err)
+	}
+	return nil
+}
+
+// checkpointPresent reports a --resume directory without a checkpoint
+// (none there, or a finished run whose checkpoint was deleted).
+func checkpointPresent(dir string) error {
+	const give = "give the output directory of a gfn train run"
+	if _, err := os.Stat(dir); err != nil {
+		return usagef("%s: no such directory; %s", dir, give)
+	}
+	_, err := os.Stat(filepath.Join(dir, gfnrun.CheckpointFile))
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil // present, or unreadable: the reader reports it
+	}
+	if _, err := os.Stat(filepath.Join(dir, gfnrun.SummaryFile)); err == nil {
+		return usagef("%s: the run there is finished (%s) and has no %s to continue from", dir, gfnrun.SummaryFile, gfnrun.CheckpointFile)
+	}
+	return usagef("%s: no %s there; %s", dir, gfnrun.CheckpointFile, give)
+}
+
+// resumeOut is the directory a run resumed from dir writes to: out if set,
+// after checkFreshOut when it is another directory, else dir.
+func resumeOut(dir, out string) (string, error) {
+	if out == "" || filepath.Clean(out) == filepath.Clean(dir) {
+		return dir, nil
+	}
+	return out, checkFreshOut(out)
 }

@@ -1,0 +1,358 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/gfngo/gfn/discrete"
+	"github.com/gfngo/gfn/env/hypergrid"
+	"github.com/gfngo/gfn/metrics"
+	"github.com/gfngo/gfn/replay"
+	"github.com/gfngo/gfn/rewardcmd"
+	gfnrun "github.com/gfngo/gfn/run"
+	"github.com/gfngo/gfn/task"
+	"github.com/gfngo/gfn/teacher"
+	"github.com/gfngo/gfn/train"
+)
+
+// gridFamily is the family of discrete environments: the deceptive
+// hypergrid (package train).
+var gridFamily = &family{
+	name: "the grid", kind: "grid", legacy: "gfn_train_state",
+	tasks: task.Names, program: rewardcmd.Grid,
+	setup: setupGrid, open: openGrid, evalSamples: 100000,
+}
+
+func setupGrid(c *trainCmd) error {
+	u := c.u
+	d := train.DefaultConfig()
+	spec := task.Spec{}
+	c.synopsis = "Train a Student GFlowNet, with an adaptive Teacher by default, on the deceptive hypergrid.\nWrites metrics.csv, summary.json, checkpoint.safetensors + config.json and PNG figures to --out."
+	c.unit, c.budget, c.ckEvery = "iteration", "reward-calls", 500 // Ctrl-C and crashes lose at most that (Ctrl-C nothing: it checkpoints)
+	fs := c.fs
+	help := "environment: " + strings.Join(task.Names, ", ")
+	if u != nil {
+		c.ckEvery = 100 // a failing program then costs at most 100 iterations
+		help = "hypergrid: a grid rewarded by the --reward-cmd program"
+	}
+	c.addTaskFlag(help)
+	fs.IntVar(&spec.Dim, "dim", 2, "hypergrid dimension d (>= 1)")
+	fs.IntVar(&spec.Side, "side", 128, "hypergrid side length H (>= 2)")
+	fs.StringVar(&spec.Reward, "reward", string(hypergrid.Deceptive), "hypergrid reward: deceptive (reference code), deceptive-paper (paper's equation), original (Bengio et al. 2021)")
+	method := fs.String("method", string(d.Method), "training method: tb (on-policy Student), teacher, or gafn (TB with RND intrinsic rewards)")
+	fs.Float64Var(&d.GAFNScale, "gafn-scale", d.GAFNScale, "scale of GAFN's intrinsic rewards")
+	objective := fs.String("objective", string(d.Objective), "training objective of Student and Teacher: tb (trajectory balance) or db (detailed balance)")
+	calls := fs.Int("reward-calls", 0, "reward-call budget; 0 = the paper's (96000, or 384000 for d=4 H=32)")
+	fs.IntVar(&d.Batch, "batch", d.Batch, "trajectories per batch (>= 1)")
+	hidden := intList(d.Hidden)
+	fs.Var(&hidden, "hidden", "hidden layer widths of the policy MLPs")
+	fs.Float64Var(&d.LR, "lr", d.LR, "Adam learning rate of the Student policy")
+	fs.Float64Var(&d.TeacherLR, "teacher-lr", d.TeacherLR, "Adam learning rate of the Teacher policy")
+	fs.Float64Var(&d.LogZLR, "logz-lr", d.LogZLR, "Adam learning rate of log Z")
+	fs.Float64Var(&d.LogZInit, "logz-init", d.LogZInit, "initial log Z")
+	fs.Float64Var(&d.ClipNorm, "clip", d.ClipNorm, "gradient-norm clipping (0 = off)")
+	fs.Float64Var(&d.Eps, "eps", d.Eps, "eps-uniform exploration mixed into the behaviour policies, in [0,1]")
+	fs.Float64Var(&d.Temperature, "temperature", d.Temperature, "logit temperature of the behaviour policies (> 0)")
+	treward := fs.String("teacher-reward", string(d.TeacherReward), "Teacher reward form: reference (authors' code) or paper")
+	fs.Float64Var(&d.C, "C", d.C, "extra weight C of under-sampled trajectories (delta > 0) in the Teacher reward")
+	fs.Float64Var(&d.Alpha, "alpha", d.Alpha, "reward mixing: weight alpha of log R in the Teacher reward")
+	fs.Float64Var(&d.TeacherEps, "teacher-eps", d.TeacherEps, "smoothing eps of the paper-form Teacher reward")
+	fs.IntVar(&d.NMC, "n-mc", d.NMC, "backward trajectories per x averaged in the Teacher reward (>= 1)")
+	fs.IntVar(&d.Teachers, "teachers", 1, "number of Teachers K of method teacher; K > 1 take the T slots in turn and share the Teacher reward by --teacher-split")
+	split := fs.String("teacher-split", string(teacher.Share), "how K > 1 Teachers share the reward: share (R_T times Teacher k's share of the Teachers' probability of x) or none (each the whole R_T)")
+	fs.StringVar(&d.Schedule, "schedule", "", "behaviour-policy cycle of S (Student), T (Teacher) and B (buffer replay); empty = SSTT for teacher, S for tb, SBTB and SB with --buffer")
+	ratio := fs.String("ratio", "", "behaviour ratio Student:Teacher:Buffer, like 1:1:2 (SBTB) or 2:1:3; an alternative to --schedule")
+	buffer := fs.String("buffer", "", "replay buffer priority: uniform, reward (PRT), loss (delta^2) or teacher (PER); empty = no buffer")
+	ties := fs.String("buffer-ties", "oldest", "order of buffer entries of equal priority for the rank weights: oldest (first stored first) or hash (a fixed pseudo-random order, as the reference's unstable sort scatters them)")
+	fs.StringVar(&d.BufferPairing, "buffer-pairing", "batch", "batch (correct) or completion: the reference code before commit 77091bf, which stored terminal states with other trajectories' rewards (the paper's PRT/PER rows)")
+	fs.IntVar(&d.BufferCap, "buffer-size", 0, "replay buffer capacity (0 = the reference's int(0.1*(H-1+d)*(H-1)^(d-1)))")
+	fs.BoolVar(&d.LocalSearch, "ls", false, "back-and-forth local search on 1 in 8 Student (tb) or 1 in 4 Teacher batches")
+	fs.IntVar(&d.LSIterations, "ls-iterations", d.LSIterations, "local search rounds per batch")
+	fs.Float64Var(&d.LSBackRatio, "ls-back-ratio", d.LSBackRatio, "fraction of a trajectory's states that local search backtracks, in (0,1]")
+	fs.Uint64Var(&d.Seed, "seed", 0, "random seed; the same seed gives the same run")
+	fs.IntVar(&c.evalEvery, "eval-every", 0, "iterations between curve points (0 = 50 points per run)")
+	evalSamples := fs.Int("eval-samples", 100000, "fresh Student samples for the final empirical L1 (0 = skip)")
+	c.summary = func(w io.Writer, s any) { printGridSummary(w, s.(*train.Summary)) }
+
+	if c.resume != "" {
+		st, err := train.ReadCheckpoint(c.resume)
+		if err != nil {
+			return usageError{err}
+		}
+		c.task, c.budgetNow = "hypergrid", st.Train.RewardCalls
+		c.stored = fmt.Sprintf("%s, method %s, seed %d, %d reward calls", st.EnvName, st.Train.Method, st.Train.Seed, st.Train.RewardCalls)
+		c.resumed = func(ctx context.Context, from string, opt gfnrun.Options) (any, error) {
+			build := task.BuildJSON
+			if u != nil {
+				build = programGrid(u.client) // reward.json records the command in use
+			}
+			env, err := build(st.Env)
+			if err != nil {
+				return nil, usageError{err}
+			}
+			res, err := train.Resume(ctx, from, env, train.RunOptions{Options: opt, Budget: *calls})
+			if err != nil {
+				return nil, err
+			}
+			return &res.Summary, nil
+		}
+		return nil
+	}
+	var env discrete.Env
+	c.check = func() (string, error) {
+		if u != nil {
+			if flagGiven(fs, "reward") {
+				return "", usagef("--reward %q and --reward-cmd: give one of them", spec.Reward)
+			}
+			u.rec.Dim, u.rec.Side = spec.Dim, spec.Side
+		}
+		d.Method, d.TeacherReward, d.Hidden = train.Method(*method), train.TeacherReward(*treward), hidden
+		d.Buffer = replay.Priority(*buffer)
+		if *ties != "oldest" {
+			d.BufferTies = *ties // empty, the default, keeps older runs' config.json as it was
+		}
+		if d.Teachers > 1 {
+			d.TeacherSplit = teacher.Split(*split)
+		} else if flagGiven(fs, "teacher-split") {
+			return "", usagef("--teacher-split %q needs --teachers > 1 (got %d)", *split, d.Teachers)
+		}
+		d.Objective = train.Objective(*objective)
+		if *ratio != "" {
+			if d.Schedule != "" {
+				return "", usagef("--ratio %q and --schedule %q: give one of them", *ratio, d.Schedule)
+			}
+			sched, err := teacher.FromRatio(*ratio)
+			if err != nil {
+				return "", usageError{err}
+			}
+			d.Schedule = string(sched)
+		}
+		if *calls < 0 || *evalSamples < 0 {
+			return "", usagef("reward-calls %d and eval-samples %d must be >= 0", *calls, *evalSamples)
+		}
+		d.RewardCalls = *calls
+		if *calls == 0 {
+			d.RewardCalls = task.RewardCalls(spec)
+		}
+		spec.Task = c.task
+		var err error
+		if u == nil {
+			env, err = task.Build(spec)
+		} else {
+			spec.Reward = string(hypergrid.Custom)
+			// The program starts later; until then the grid checks the sizes.
+			env, err = task.BuildFunc(spec, func([]int32, int, []float64) error { return nil })
+		}
+		if err != nil {
+			return "", usageError{err}
+		}
+		if err := d.Validate(); err != nil {
+			return "", usageError{err}
+		}
+		name := spec.Task
+		if u != nil {
+			name += "-cmd"
+		}
+		return fmt.Sprintf("%s-d%d-H%d-%s-seed%d", name, spec.Dim, spec.Side, d.Method, d.Seed), nil
+	}
+	c.header = func() string {
+		if u != nil {
+			spec.RewardCmd = u.rec.Command
+			env, _ = task.BuildFunc(spec, u.client.Cells) // the sizes were checked
+		}
+		m := string(d.Method)
+		if d.Teachers > 1 {
+			m = fmt.Sprintf("%s (%d Teachers, split %s)", d.Method, d.Teachers, d.TeacherSplit)
+		}
+		return fmt.Sprintf("%v, method %s, seed %d, %d reward calls in %d steps of %d", env, m, d.Seed, d.RewardCalls, d.Steps(), d.Batch)
+	}
+	c.start = func(ctx context.Context, opt gfnrun.Options) (any, error) {
+		res, err := train.Run(ctx, env, d, train.RunOptions{Options: opt, EnvSpec: spec, EvalSamples: *evalSamples})
+		if err != nil {
+			return nil, err
+		}
+		return &res.Summary, nil
+	}
+	return nil
+}
+
+func printGridSummary(w io.Writer, s *train.Summary) {
+	fmt.Fprintf(w, "  steps %d (gradient steps %d), reward calls %d\n", s.Steps, s.GradSteps, s.RewardCalls)
+	if s.ModesTotal > 0 {
+		fmt.Fprintf(w, "  modes found %d of %d\n", s.ModesFound, s.ModesTotal)
+	}
+	switch {
+	case s.ModesTotal == 0: // modes unknown: nothing to attribute
+	case len(s.TeacherModes) > 1:
+		fmt.Fprintf(w, "  modes found by the Student's samples %d, by each Teacher's %v (by no other Teacher's %v)\n",
+			s.StudentModes, s.TeacherModes, s.TeacherOnlyModes)
+	case len(s.TeacherModes) == 1:
+		fmt.Fprintf(w, "  modes found by the Student's samples %d, by the Teacher's %d\n", s.StudentModes, s.TeacherModes[0])
+	}
+	if s.TrueLogZ != nil {
+		fmt.Fprintf(w, "  Student log Z %.4f (true %.4f)\n", s.LogZ, *s.TrueLogZ)
+	} else {
+		fmt.Fprintf(w, "  Student log Z %.4f\n", s.LogZ)
+	}
+	if d := s.StudentExact; d != nil {
+		fmt.Fprintf(w, "  Student exact: L1 %.4g, TV %.4f, KL %.4f\n", d.L1, d.TV, d.KL)
+	}
+	if d := s.TeacherExact; d != nil {
+		fmt.Fprintf(w, "  Teacher exact: L1 %.4g, TV %.4f\n", d.L1, d.TV)
+	}
+	if s.EmpiricalL1 != nil {
+		fmt.Fprintf(w, "  Student empirical L1 (%d samples) %.4g\n", s.EvalSamples, *s.EmpiricalL1)
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	if s.PeakRSSMiB > 0 {
+		mem := fmt.Sprintf("  peak memory %.0f MiB", s.PeakRSSMiB)
+		if s.BufferEntries > 0 {
+			mem += fmt.Sprintf(" (replay buffer: %d entries)", s.BufferEntries)
+		}
+		fmt.Fprintln(w, mem)
+	}
+}
+
+// programGrid builds a grid run's environment from its stored spec with
+// the log-rewards of the program c: the spec keeps the command the run
+// started with, the program is the one running now.
+func programGrid(c *rewardcmd.Client) func(json.RawMessage) (discrete.Env, error) {
+	return func(raw json.RawMessage) (discrete.Env, error) {
+		var s task.Spec
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("environment spec: %w", err)
+		}
+		return task.BuildFunc(s, c.Cells)
+	}
+}
+
+// gridRun is a loaded grid run.
+type gridRun struct{ t *train.Trainer }
+
+func openGrid(dir string, u *userReward) (opened, error) {
+	st, err := train.ReadCheckpoint(dir)
+	if err != nil {
+		return nil, err
+	}
+	build := task.BuildJSON
+	if u != nil {
+		build = programGrid(u.client)
+	}
+	env, err := build(st.Env)
+	if err != nil {
+		return nil, err
+	}
+	t, err := train.Load(dir, env)
+	return gridRun{t}, err
+}
+
+// samples writes the terminal states' coordinates and log-rewards.
+func (g gridRun) samples(n int, seed uint64) (func(io.Writer) error, error) {
+	t := g.t
+	t.Reseed(seed)
+	xs := t.Sample(n, nil)
+	logR := make([]float64, n)
+	if err := t.Env.LogReward(xs, n, logR); err != nil {
+		return nil, err
+	}
+	return func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		k := t.Env.StateLen()
+		cols := k
+		if g, ok := t.Env.(*hypergrid.Grid); ok {
+			cols = g.D // the stop flag is not part of x
+		}
+		head := make([]string, 0, cols+1)
+		for i := range cols {
+			head = append(head, fmt.Sprintf("x%d", i+1))
+		}
+		cw.Write(append(head, "log_reward"))
+		row := make([]string, cols+1)
+		for i := range logR {
+			for j := range cols {
+				row[j] = strconv.Itoa(int(xs[i*k+j]))
+			}
+			row[cols] = strconv.FormatFloat(logR[i], 'g', -1, 64)
+			cw.Write(row)
+		}
+		cw.Flush()
+		return cw.Error()
+	}, nil
+}
+
+// gridReport is what gfn eval prints of a grid run.
+type gridReport struct {
+	Env          string             `json:"env"`
+	Step         int                `json:"step"`
+	LogZ         float64            `json:"log_z"`
+	TrueLogZ     *float64           `json:"true_log_z,omitempty"`
+	ModesFound   int                `json:"modes_found"`
+	StudentExact *metrics.Distances `json:"student_exact,omitempty"`
+	TeacherExact *metrics.Distances `json:"teacher_exact,omitempty"`
+	EmpiricalL1  *float64           `json:"empirical_l1,omitempty"`
+	Samples      int                `json:"samples,omitempty"`
+	Note         string             `json:"note,omitempty"`
+}
+
+// report prints exact distances where the grid can be enumerated and
+// the empirical L1 of n fresh samples (none if n is 0).
+func (g gridRun) report(n int, seed uint64, weights string, w io.Writer) error {
+	t := g.t
+	if weights != "" {
+		return usagef("--weights writes the log weights of diffusion and sequence runs; this is a grid run")
+	}
+	t.Reseed(seed)
+	rep := gridReport{Env: fmt.Sprint(t.Env), Step: t.Step, LogZ: t.Student.LogZEstimate(t.Env), ModesFound: len(t.ModesFound)}
+	enum, ok := t.Env.(metrics.Enumerable)
+	if !ok {
+		rep.Note = "exact metrics skipped: the environment cannot be enumerated"
+	} else if target, logZ, err := metrics.Target(enum); err != nil {
+		if !errors.Is(err, metrics.ErrTooLarge) {
+			return err
+		}
+		rep.Note = "exact metrics skipped: " + err.Error()
+	} else {
+		rep.TrueLogZ = &logZ
+		p, err := metrics.Terminating(enum, t.Student.Model)
+		if err != nil {
+			return err
+		}
+		d := metrics.Compare(p, target)
+		rep.StudentExact = &d
+		if t.Teacher != nil {
+			p, err := metrics.Terminating(enum, t.Teacher.Model)
+			if err != nil {
+				return err
+			}
+			d := metrics.Compare(p, target)
+			rep.TeacherExact = &d
+		}
+		if n > 0 {
+			emp, err := metrics.Empirical(enum, t.Sample(n, nil), n)
+			if err != nil {
+				return err
+			}
+			l1 := metrics.Compare(emp, target).L1
+			rep.EmpiricalL1, rep.Samples = &l1, n
+		}
+	}
+	return printJSON(w, rep)
+}
+
+// printJSON prints v as indented JSON.
+func printJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
