@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/ot"
 	"github.com/gfngo/gfn/run"
+	"github.com/gfngo/gfn/target"
 )
 
 // Metrics are the diffusion table's estimates for one policy.
@@ -169,4 +171,58 @@ func ExactSamples(e energy.Energy, n int, rng *rand.Rand) []float32 {
 	x := make([]float32, n*e.Dim())
 	s.Sample(x, rng)
 	return x
+}
+
+// Evaluation is a Trainer's evaluation (gfn eval's JSON): the Student's
+// metrics and, with a Teacher, the Teacher's, on the same exact samples.
+type Evaluation struct {
+	Step     int      `json:"step"`
+	Student  Metrics  `json:"student"`
+	Teacher  *Metrics `json:"teacher,omitempty"`
+	TrueLogZ *float64 `json:"true_log_z,omitempty"`
+	// Weights are every sample's log weight, by agent and set.
+	Weights []Weights `json:"-"`
+}
+
+// Weights are one agent's log weights log w = log R(x) + Σ log P_B −
+// Σ log P_F on one set of samples: "model" (its own fresh samples, whose
+// mean is the ELBO) or "exact" (backward trajectories from exact samples,
+// whose mean is the EUBO).
+type Weights struct {
+	Agent, Set string
+	X          []float32 // the samples, rows of Dim
+	LogW       []float64
+}
+
+// Evaluate draws n exact samples (if the energy has a sampler) and
+// evaluates the Student and the Teacher on n fresh samples each and on
+// the exact ones, with rng.
+func (t *Trainer) Evaluate(n int, rng *rand.Rand) (Evaluation, error) {
+	exact := ExactSamples(t.Energy, n, rng)
+	var ev Evaluator
+	r := Evaluation{Step: t.Step}
+	for i, a := range []*Agent{t.Student, t.Teacher} {
+		if a == nil {
+			continue
+		}
+		m, fresh, err := ev.Evaluate(t.Energy, t.Proc, a, n, exact, rng)
+		if err != nil {
+			return r, err
+		}
+		name := "student"
+		if i == 0 {
+			r.Student = m
+		} else {
+			name, r.Teacher = "teacher", &m
+		}
+		wf, wx := ev.LogWeights()
+		r.Weights = append(r.Weights, Weights{name, "model", slices.Clone(fresh), slices.Clone(wf)})
+		if wx != nil {
+			r.Weights = append(r.Weights, Weights{name, "exact", exact, slices.Clone(wx)})
+		}
+	}
+	if lz, ok := t.Energy.(target.LogZer); ok {
+		r.TrueLogZ = run.Nullable(lz.LogZ())
+	}
+	return r, nil
 }

@@ -230,3 +230,42 @@ func pearson(a, b []float64) float64 {
 	}
 	return sab / math.Sqrt(saa*sbb)
 }
+
+// Evaluation is a Trainer's evaluation (gfn eval's JSON): the Student's
+// metrics on fresh samples and, if the task is a Targeter, on as many
+// target samples.
+type Evaluation struct {
+	Round   int     `json:"round"`
+	Student Metrics `json:"student"`
+	// Weights are every sample's log weight: "model" (the fresh samples,
+	// whose mean is the ELBO) and "target" (backward trajectories from
+	// the target samples, whose mean is the EUBO).
+	Weights []Weights `json:"-"`
+}
+
+// Weights are the Student's log weights log w = log R(x) + Σ log P_B −
+// Σ log P_F on one set of sequences.
+type Weights struct {
+	Set  string
+	X    []int32 // the sequences, rows of Length tokens
+	LogW []float64
+}
+
+// Evaluate draws n target samples (if the task is a Targeter) and
+// evaluates the Student on n fresh samples and on them, with rng.
+func (t *Trainer) Evaluate(n int, rng *rand.Rand) (Evaluation, error) {
+	var targets []int32
+	if tg, ok := t.task.(Targeter); ok {
+		var err error
+		if targets, err = tg.TargetSamples(n, rng); err != nil {
+			return Evaluation{}, err
+		}
+	}
+	var ev Evaluator
+	m, err := ev.Evaluate(t, n, targets, rng)
+	if err != nil {
+		return Evaluation{}, err
+	}
+	fresh, target := ev.LogWeights()
+	return Evaluation{Round: t.Round, Student: m, Weights: []Weights{{"model", ev.Samples(), fresh}, {"target", targets, target}}}, nil
+}

@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gfngo/gfn/target"
-
 	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/rewardcmd"
@@ -287,69 +285,28 @@ func (r diffusionRun) samples(n int, seed uint64) (func(io.Writer) error, error)
 	}, nil
 }
 
-// report prints the Student's (and Teacher's) ELBO, ELBO-IS, EUBO and W2
-// on n fresh and n exact samples as JSON; without exact samples (an
-// energy that is not an energy.Sampler), EUBO and W2 are null. With
-// weights != "", it first writes every sample's log weight there.
+// report prints the run's evaluation (diffusion.Trainer.Evaluate) as
+// JSON; with weights != "", it first writes every sample's log weight
+// there.
 func (r diffusionRun) report(n int, seed uint64, weights string, w io.Writer) error {
-	t, e := r.t, r.e
-	rng := rand.New(rand.NewPCG(seed, 0xe7a1))
-	exact := diffusion.ExactSamples(e, n, rng)
-	var ev diffusion.Evaluator
-	rep := struct {
-		Task     string             `json:"task"`
-		Step     int                `json:"step"`
-		Student  diffusion.Metrics  `json:"student"`
-		Teacher  *diffusion.Metrics `json:"teacher,omitempty"`
-		TrueLogZ *float64           `json:"true_log_z,omitempty"`
-	}{Task: r.task, Step: t.Step}
-	var sets []weightSet
-	keep := func(agent string, fresh []float32) {
-		if weights == "" {
-			return
-		}
-		wf, wx := ev.LogWeights()
-		sets = append(sets, weightSet{agent, "model", slices.Clone(fresh), slices.Clone(wf)})
-		if wx != nil {
-			sets = append(sets, weightSet{agent, "exact", exact, slices.Clone(wx)})
-		}
-	}
-	m, fresh, err := ev.Evaluate(e, t.Proc, t.Student, n, exact, rng)
+	ev, err := r.t.Evaluate(n, rand.New(rand.NewPCG(seed, 0xe7a1)))
 	if err != nil {
 		return err
 	}
-	rep.Student = m
-	keep("student", fresh)
-	if t.Teacher != nil {
-		m, fresh, err := ev.Evaluate(e, t.Proc, t.Teacher, n, exact, rng)
-		if err != nil {
-			return err
-		}
-		rep.Teacher = &m
-		keep("teacher", fresh)
-	}
-	if lz, ok := e.(target.LogZer); ok {
-		v := lz.LogZ()
-		rep.TrueLogZ = &v
-	}
 	if weights != "" {
-		if err := safefile.Write(weights, func(w io.Writer) error { return writeLogWeights(w, e.Dim(), sets) }); err != nil {
+		if err := safefile.Write(weights, func(w io.Writer) error { return writeLogWeights(w, r.e.Dim(), ev.Weights) }); err != nil {
 			return err
 		}
 	}
-	return printJSON(w, rep)
-}
-
-// weightSet is one agent's log weights on one set of samples (rows of x).
-type weightSet struct {
-	agent, set string
-	x          []float32
-	logW       []float64
+	return printJSON(w, struct {
+		Task string `json:"task"`
+		diffusion.Evaluation
+	}{r.task, ev})
 }
 
 // writeLogWeights writes the sets as CSV: agent, set, log_w, x1..xd, a row
 // per sample. Log weights keep every digit (they are summed by readers).
-func writeLogWeights(w io.Writer, d int, sets []weightSet) error {
+func writeLogWeights(w io.Writer, d int, sets []diffusion.Weights) error {
 	head := []byte("agent,set,log_w")
 	for j := 1; j <= d; j++ {
 		head = fmt.Appendf(head, ",x%d", j)
@@ -359,10 +316,10 @@ func writeLogWeights(w io.Writer, d int, sets []weightSet) error {
 	}
 	var line []byte
 	for _, s := range sets {
-		for r, lw := range s.logW {
-			line = append(append(append(line[:0], s.agent...), ','), s.set...)
+		for r, lw := range s.LogW {
+			line = append(append(append(line[:0], s.Agent...), ','), s.Set...)
 			line = strconv.AppendFloat(append(line, ','), lw, 'g', -1, 64)
-			for _, v := range s.x[r*d : (r+1)*d] {
+			for _, v := range s.X[r*d : (r+1)*d] {
 				line = strconv.AppendFloat(append(line, ','), float64(v), 'g', -1, 32)
 			}
 			if _, err := w.Write(append(line, '\n')); err != nil {

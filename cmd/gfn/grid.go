@@ -4,15 +4,14 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/env/hypergrid"
-	"github.com/gfngo/gfn/metrics"
 	"github.com/gfngo/gfn/replay"
 	"github.com/gfngo/gfn/rewardcmd"
 	gfnrun "github.com/gfngo/gfn/run"
@@ -288,63 +287,16 @@ func (g gridRun) samples(n int, seed uint64) (func(io.Writer) error, error) {
 	}, nil
 }
 
-// gridReport is what gfn eval prints of a grid run.
-type gridReport struct {
-	Env          string             `json:"env"`
-	Step         int                `json:"step"`
-	LogZ         float64            `json:"log_z"`
-	TrueLogZ     *float64           `json:"true_log_z,omitempty"`
-	ModesFound   int                `json:"modes_found"`
-	StudentExact *metrics.Distances `json:"student_exact,omitempty"`
-	TeacherExact *metrics.Distances `json:"teacher_exact,omitempty"`
-	EmpiricalL1  *float64           `json:"empirical_l1,omitempty"`
-	Samples      int                `json:"samples,omitempty"`
-	Note         string             `json:"note,omitempty"`
-}
-
-// report prints exact distances where the grid can be enumerated and
-// the empirical L1 of n fresh samples (none if n is 0).
+// report prints the run's evaluation (train.Trainer.Evaluate).
 func (g gridRun) report(n int, seed uint64, weights string, w io.Writer) error {
-	t := g.t
 	if weights != "" {
 		return usagef("--weights writes the log weights of diffusion and sequence runs; this is a grid run")
 	}
-	t.Reseed(seed)
-	rep := gridReport{Env: fmt.Sprint(t.Env), Step: t.Step, LogZ: t.Student.LogZEstimate(t.Env), ModesFound: len(t.ModesFound)}
-	enum, ok := t.Env.(metrics.Enumerable)
-	if !ok {
-		rep.Note = "exact metrics skipped: the environment cannot be enumerated"
-	} else if target, logZ, err := metrics.Target(enum); err != nil {
-		if !errors.Is(err, metrics.ErrTooLarge) {
-			return err
-		}
-		rep.Note = "exact metrics skipped: " + err.Error()
-	} else {
-		rep.TrueLogZ = &logZ
-		p, err := metrics.Terminating(enum, t.Student.Model)
-		if err != nil {
-			return err
-		}
-		d := metrics.Compare(p, target)
-		rep.StudentExact = &d
-		if t.Teacher != nil {
-			p, err := metrics.Terminating(enum, t.Teacher.Model)
-			if err != nil {
-				return err
-			}
-			d := metrics.Compare(p, target)
-			rep.TeacherExact = &d
-		}
-		if n > 0 {
-			emp, err := metrics.Empirical(enum, t.Sample(n, nil), n)
-			if err != nil {
-				return err
-			}
-			l1 := metrics.Compare(emp, target).L1
-			rep.EmpiricalL1, rep.Samples = &l1, n
-		}
+	r, err := g.t.Evaluate(n, rand.New(rand.NewPCG(seed, 0x5a)))
+	if err != nil {
+		return err
 	}
-	return printJSON(w, rep)
+	return printJSON(w, r)
 }
 
 // printJSON prints v as indented JSON.

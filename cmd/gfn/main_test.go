@@ -17,6 +17,7 @@ import (
 	"github.com/gfngo/gfn/bench"
 	"github.com/gfngo/gfn/safetensors"
 	"github.com/gfngo/gfn/seqtrain"
+	"github.com/gfngo/gfn/train"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -223,7 +224,7 @@ func TestTrainSampleEvalEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep gridReport
+	var rep train.Evaluation
 	if err := json.Unmarshal([]byte(ev), &rep); err != nil {
 		t.Fatal(err, ev)
 	}

@@ -267,7 +267,7 @@ func TestRewardCmdGrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep gridReport
+	var rep train.Evaluation
 	if err := json.Unmarshal([]byte(ev), &rep); err != nil || rep.TrueLogZ == nil || math.Abs(*rep.TrueLogZ-math.Log(z)) > 1e-9 ||
 		rep.StudentExact == nil || rep.Samples != 500 {
 		t.Errorf("gfn eval of a reward program's grid run: %v\n%s", err, ev)

@@ -187,57 +187,35 @@ func openSeq(dir string, u *userReward) (opened, error) {
 	return seqRun{t, task}, err
 }
 
-// report prints the evaluation of training (modes, ELBO, log Z estimate,
-// EUBO, correlation) on n fresh samples, and as many target samples if
-// the task is a Targeter, as JSON. With weights != "", it first writes
-// every sample's log weight there (writeSeqLogWeights).
+// report prints the run's evaluation (seqtrain.Trainer.Evaluate) as
+// JSON; with weights != "", it first writes every sample's log weight
+// there (writeSeqLogWeights).
 func (r seqRun) report(n int, seed uint64, weights string, w io.Writer) error {
-	var targets []int32
-	if tg, ok := r.task.(seqtrain.Targeter); ok {
-		var err error
-		if targets, err = tg.TargetSamples(n, rand.New(rand.NewPCG(seed, 0xe8ac7))); err != nil {
-			return err
-		}
-	}
-	var ev seqtrain.Evaluator
-	m, err := ev.Evaluate(r.t, n, targets, rand.New(rand.NewPCG(seed, 0x5a)))
+	ev, err := r.t.Evaluate(n, rand.New(rand.NewPCG(seed, 0x5a)))
 	if err != nil {
 		return err
 	}
 	if weights != "" {
-		fresh, target := ev.LogWeights()
-		err := safefile.Write(weights, func(w io.Writer) error {
-			return writeSeqLogWeights(w, r.task, []seqWeights{{"model", ev.Samples(), fresh}, {"target", targets, target}})
-		})
-		if err != nil {
+		if err := safefile.Write(weights, func(w io.Writer) error { return writeSeqLogWeights(w, r.task, ev.Weights) }); err != nil {
 			return err
 		}
 	}
 	return printJSON(w, struct {
-		Task    string           `json:"task"`
-		Round   int              `json:"round"`
-		Student seqtrain.Metrics `json:"student"`
-	}{r.task.Name(), r.t.Round, m})
-}
-
-// seqWeights is the Student's log weights on one set of sequences (rows
-// of the task's Length tokens).
-type seqWeights struct {
-	set  string
-	xs   []int32
-	logW []float64
+		Task string `json:"task"`
+		seqtrain.Evaluation
+	}{r.task.Name(), ev})
 }
 
 // writeSeqLogWeights writes the sets as CSV: agent, set, log_w, sequence,
 // a row per sequence (every digit of log w: readers sum them).
-func writeSeqLogWeights(w io.Writer, task seqtrain.Task, sets []seqWeights) error {
+func writeSeqLogWeights(w io.Writer, task seqtrain.Task, sets []seqtrain.Weights) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"agent", "set", "log_w", "sequence"})
 	alphabet, L := task.Alphabet(), task.Length()
 	var sb strings.Builder
 	for _, s := range sets {
-		for r, lw := range s.logW {
-			cw.Write([]string{"student", s.set, strconv.FormatFloat(lw, 'g', -1, 64), seqString(&sb, alphabet, s.xs[r*L:(r+1)*L])})
+		for r, lw := range s.LogW {
+			cw.Write([]string{"student", s.Set, strconv.FormatFloat(lw, 'g', -1, 64), seqString(&sb, alphabet, s.X[r*L:(r+1)*L])})
 		}
 	}
 	cw.Flush()
