@@ -64,9 +64,12 @@ func gmm40For(d int) *productMixture {
 	return got.(*productMixture)
 }
 
+// halfLog2Pi is ½ log 2π.
+var halfLog2Pi = 0.5 * math.Log(2*math.Pi)
+
 // gaussLogf is the standard normal log-density and its derivative.
 func gaussLogf(z float64) (float64, float64) {
-	return -0.5*z*z - 0.5*math.Log(2*math.Pi), -z
+	return -0.5*z*z - halfLog2Pi, -z
 }
 
 func (g GMM40) mix() *productMixture {
