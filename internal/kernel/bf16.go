@@ -46,8 +46,9 @@ var hasBF16, bf16Asm bool
 // HasBF16 reports whether this CPU has the AVX512_BF16 instructions (CPUID
 // leaf 7, subleaf 1, EAX bit 5, with the AVX-512 register state enabled by
 // the operating system) that GemmBF16's micro-kernel needs. Without them
-// GemmBF16 runs portable Go, about a tenth of float32 Gemm's speed, so a
-// caller choosing bfloat16 for speed should refuse it and name the feature.
+// GemmBF16 runs portable Go at 2–8 GFLOP/s, a few percent of float32
+// Gemm's speed, so a caller choosing bfloat16 for speed should refuse it
+// and name the feature.
 // Having the instructions does not make them fast: on the Intel Xeon
 // (Emerald Rapids) this was measured on, VDPBF16PS issues once every two
 // cycles, a quarter of VFMADD231PS's rate for twice its multiply-adds, and
