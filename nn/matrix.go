@@ -38,6 +38,13 @@ func MatMul(dst *Matrix, a *Matrix, transA bool, b *Matrix, transB bool, accumul
 	matMul(FP32, dst, a, transA, b, transB, accumulate)
 }
 
+// MatMul is the package's MatMul in precision p, for networks built from
+// their own layers (as nn's Linear does with its SetPrecision). Check p
+// first: on a CPU without AVX512_BF16, BF16 runs the slow portable kernel.
+func (p Precision) MatMul(dst *Matrix, a *Matrix, transA bool, b *Matrix, transB bool, accumulate bool) {
+	matMul(p, dst, a, transA, b, transB, accumulate)
+}
+
 // matMul is MatMul in precision p.
 func matMul(p Precision, dst *Matrix, a *Matrix, transA bool, b *Matrix, transB bool, accumulate bool) {
 	m, k := a.Rows, a.Cols

@@ -75,6 +75,29 @@ func TestPrecisionRefusedWithoutBF16(t *testing.T) {
 	}
 }
 
+// TestPrecisionMatMul: FP32.MatMul is MatMul, BF16.MatMul is GemmBF16, bit
+// for bit, transposed and accumulating.
+func TestPrecisionMatMul(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	a := &Matrix{Rows: 20, Cols: 30, Data: randomCoef(rng, 600)}
+	b := &Matrix{Rows: 40, Cols: 30, Data: randomCoef(rng, 1200)}
+	c0 := randomCoef(rng, 800)
+	want := &Matrix{Rows: 20, Cols: 40, Data: slices.Clone(c0)}
+	MatMul(want, a, false, b, true, true)
+	got := &Matrix{Rows: 20, Cols: 40, Data: slices.Clone(c0)}
+	FP32.MatMul(got, a, false, b, true, true)
+	if !slices.Equal(got.Data, want.Data) {
+		t.Fatal("FP32.MatMul differs from MatMul")
+	}
+	copy(want.Data, c0)
+	kernel.GemmBF16(false, true, 20, 40, 30, a.Data, 30, b.Data, 30, want.Data, 40, true)
+	copy(got.Data, c0)
+	BF16.MatMul(got, a, false, b, true, true)
+	if !slices.Equal(got.Data, want.Data) {
+		t.Fatal("BF16.MatMul differs from GemmBF16")
+	}
+}
+
 func skipWithoutBF16(t testing.TB) {
 	if !kernel.HasBF16() {
 		t.Skip("this CPU lacks AVX512_BF16: BF16 is refused (TestPrecisionRefusedWithoutBF16)")
