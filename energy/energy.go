@@ -85,7 +85,8 @@ func sampleRows(dim int, dst []float32) int {
 	return len(dst) / dim
 }
 
-// The provided targets offer every optional interface.
+// The provided targets offer every optional interface they can (LGCP has
+// no exact sampler).
 var (
 	_ Gradient      = GMM25{}
 	_ Sampler       = GMM25{}
@@ -93,4 +94,15 @@ var (
 	_ Gradient      = Manywell{}
 	_ Sampler       = Manywell{}
 	_ target.LogZer = Manywell{}
+	_ Gradient      = Funnel{}
+	_ Sampler       = Funnel{}
+	_ target.LogZer = Funnel{}
+	_ Gradient      = GMM40{}
+	_ Sampler       = GMM40{}
+	_ target.LogZer = GMM40{}
+	_ Gradient      = StudentTMixture{}
+	_ Sampler       = StudentTMixture{}
+	_ target.LogZer = StudentTMixture{}
+	_ Gradient      = LGCP{}
+	_ target.LogZer = LGCP{}
 )

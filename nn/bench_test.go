@@ -11,11 +11,21 @@ import (
 // shape: a batch of 4096 dense 256-wide inputs through two hidden layers
 // of 256 (LeakyReLU) to 3 outputs, backward, gradient clipping and Adam.
 // GFLOP/s counts the multiply-adds of the forward and backward products.
-func BenchmarkMLPStep(b *testing.B) {
+func BenchmarkMLPStep(b *testing.B) { benchMLPStep(b, nn.FP32) }
+
+// BenchmarkMLPStepBF16 is BenchmarkMLPStep with the hidden layers in BF16
+// (the 256×256 layer: MLP.SetPrecision keeps the input and output layers
+// in float32), for benchstat -col .name.
+func BenchmarkMLPStepBF16(b *testing.B) { benchMLPStep(b, nn.BF16) }
+
+func benchMLPStep(b *testing.B, prec nn.Precision) {
 	const batch, in, h, out = 4096, 256, 256, 3
 	rng := rand.New(rand.NewPCG(1, 2))
 	m := nn.NewMLP("m", in, []int{h, h, out}, nn.LeakyReLU, rng)
 	m.First.NoInputGrad = true
+	if err := m.SetPrecision(prec); err != nil {
+		b.Skip(err)
+	}
 	opt := nn.NewAdam(nn.Group{Params: m.Params(), LR: 1e-3})
 	x := nn.NewMatrix(batch, in)
 	for i := range x.Data {

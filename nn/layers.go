@@ -59,13 +59,15 @@ func activationGrad(act Activation, dy, y, z *Matrix) {
 	}
 }
 
-// Linear is y = act(x·W + b) with W stored in×out.
+// Linear is y = act(x·W + b) with W stored in×out. Its products run in
+// float32 unless SetPrecision chose another precision.
 type Linear struct {
 	W, B *Param
 	Act  Activation
 	// NoInputGrad skips computing dx in Backward, for a first layer.
 	NoInputGrad bool
 
+	prec     Precision
 	x        *Matrix
 	y, dx, z Matrix // z: the pre-activation, kept for GELU
 }
@@ -94,6 +96,20 @@ func (l *Linear) In() int { return l.W.Shape[0] }
 // Out is the output width.
 func (l *Linear) Out() int { return l.W.Shape[1] }
 
+// SetPrecision sets the precision of the layer's three products (x·W in
+// Forward, xᵀ·dy and dy·Wᵀ in Backward). It returns p.Check's error, and
+// then leaves the precision as it was.
+func (l *Linear) SetPrecision(p Precision) error {
+	if err := p.Check(); err != nil {
+		return err
+	}
+	l.prec = p
+	return nil
+}
+
+// Precision returns the precision of the layer's products.
+func (l *Linear) Precision() Precision { return l.prec }
+
 // Forward returns act(x·W + b), owned by the layer until its next Forward.
 // It keeps x for Backward.
 func (l *Linear) Forward(x *Matrix) *Matrix {
@@ -102,7 +118,7 @@ func (l *Linear) Forward(x *Matrix) *Matrix {
 	}
 	l.x = x
 	l.y.Resize(x.Rows, l.Out())
-	MatMul(&l.y, x, false, &Matrix{Rows: l.In(), Cols: l.Out(), Data: l.W.Value}, false, false)
+	matMul(l.prec, &l.y, x, false, &Matrix{Rows: l.In(), Cols: l.Out(), Data: l.W.Value}, false, false)
 	activate(l.Act, &l.y, l.B.Value, &l.z)
 	return &l.y
 }
@@ -111,13 +127,13 @@ func (l *Linear) Forward(x *Matrix) *Matrix {
 func (l *Linear) Backward(dy *Matrix) *Matrix {
 	in, out := l.In(), l.Out()
 	activationGrad(l.Act, dy, &l.y, &l.z)
-	MatMul(&Matrix{Rows: in, Cols: out, Data: l.W.Grad}, l.x, true, dy, false, true)
+	matMul(l.prec, &Matrix{Rows: in, Cols: out, Data: l.W.Grad}, l.x, true, dy, false, true)
 	kernel.AddRows(l.B.Grad, dy.Data[:dy.Rows*dy.Cols])
 	if l.NoInputGrad {
 		return nil
 	}
 	l.dx.Resize(dy.Rows, in)
-	MatMul(&l.dx, dy, false, &Matrix{Rows: in, Cols: out, Data: l.W.Value}, true, false)
+	matMul(l.prec, &l.dx, dy, false, &Matrix{Rows: in, Cols: out, Data: l.W.Value}, true, false)
 	return &l.dx
 }
 

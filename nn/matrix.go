@@ -1,10 +1,6 @@
 package nn
 
-import (
-	"fmt"
-
-	"github.com/gfngo/gfn/internal/kernel"
-)
+import "fmt"
 
 // Matrix is a dense row-major float32 matrix.
 type Matrix struct {
@@ -36,9 +32,21 @@ func (m *Matrix) At(i, j int) float32 { return m.Data[i*m.Cols+j] }
 // Zero sets every element to 0.
 func (m *Matrix) Zero() { clear(m.Data) }
 
-// MatMul sets (or with accumulate, adds to) dst = op(a)·op(b). dst must
-// already have the result's shape.
+// MatMul sets (or with accumulate, adds to) dst = op(a)·op(b) in float32.
+// dst must already have the result's shape.
 func MatMul(dst *Matrix, a *Matrix, transA bool, b *Matrix, transB bool, accumulate bool) {
+	matMul(FP32, dst, a, transA, b, transB, accumulate)
+}
+
+// MatMul is the package's MatMul in precision p, for networks built from
+// their own layers (as nn's Linear does with its SetPrecision). Check p
+// first: on a CPU without AVX512_BF16, BF16 runs the slow portable kernel.
+func (p Precision) MatMul(dst *Matrix, a *Matrix, transA bool, b *Matrix, transB bool, accumulate bool) {
+	matMul(p, dst, a, transA, b, transB, accumulate)
+}
+
+// matMul is MatMul in precision p.
+func matMul(p Precision, dst *Matrix, a *Matrix, transA bool, b *Matrix, transB bool, accumulate bool) {
 	m, k := a.Rows, a.Cols
 	if transA {
 		m, k = k, m
@@ -50,5 +58,5 @@ func MatMul(dst *Matrix, a *Matrix, transA bool, b *Matrix, transB bool, accumul
 	if k != kb || dst.Rows != m || dst.Cols != n {
 		panic(fmt.Sprintf("nn: MatMul shapes %d×%d (T=%v) · %d×%d (T=%v) -> %d×%d", a.Rows, a.Cols, transA, b.Rows, b.Cols, transB, dst.Rows, dst.Cols))
 	}
-	kernel.Gemm(transA, transB, m, n, k, a.Data, a.Cols, b.Data, b.Cols, dst.Data, dst.Cols, accumulate)
+	p.gemm(transA, transB, m, n, k, a.Data, a.Cols, b.Data, b.Cols, dst.Data, dst.Cols, accumulate)
 }

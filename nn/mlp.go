@@ -113,6 +113,40 @@ func (m *MLP) Params() []*Param {
 	return ps
 }
 
+// SetPrecision sets the precision of the hidden layers' products: every
+// Linear of Layers but the last, those between two hidden activations.
+// The input layer and the output layer stay in float32 (set them apart
+// with their own SetPrecision if wanted): the input layer reads the raw
+// state (coordinates, times), which bfloat16 would round to three digits,
+// and is a gather (OneHot) or usually narrow; the output layer gives the
+// logits or the drift, which the loss uses directly, and is narrow (a few
+// actions), a shape the float32 kernel serves with its own dot products and
+// the bfloat16 one would pad to 32 columns. So with BF16 a network of one
+// hidden layer changes nothing. Biases, activations, weights, gradients
+// and Adam stay float32 throughout.
+//
+// SetPrecision returns p.Check's error, and then changes nothing.
+func (m *MLP) SetPrecision(p Precision) error {
+	if err := p.Check(); err != nil {
+		return err
+	}
+	for i, l := range m.Layers {
+		if i < len(m.Layers)-1 {
+			l.prec = p
+		}
+	}
+	return nil
+}
+
+// Precision returns the precision of the hidden layers' products
+// (SetPrecision), FP32 for a network without hidden-to-hidden layers.
+func (m *MLP) Precision() Precision {
+	if len(m.Layers) < 2 {
+		return FP32
+	}
+	return m.Layers[0].prec
+}
+
 // Output is the output of the most recent forward pass (after Record,
 // EndRecord or KeepRows).
 func (m *MLP) Output() *Matrix {
@@ -125,18 +159,18 @@ func (m *MLP) Output() *Matrix {
 	return &m.First.y
 }
 
-// Clone returns an MLP that shares m's parameters but has its own
-// activation buffers, so that the two can run forward passes concurrently
+// Clone returns an MLP that shares m's parameters and precisions but has
+// its own activation buffers, so that the two can run forward passes concurrently
 // (inference: neither may be trained while the other runs).
 func (m *MLP) Clone() *MLP {
 	c := &MLP{}
 	if m.OneHot != nil {
 		c.OneHot = &OneHot{W: m.OneHot.W, B: m.OneHot.B, Act: m.OneHot.Act}
 	} else {
-		c.First = &Linear{W: m.First.W, B: m.First.B, Act: m.First.Act, NoInputGrad: m.First.NoInputGrad}
+		c.First = &Linear{W: m.First.W, B: m.First.B, Act: m.First.Act, NoInputGrad: m.First.NoInputGrad, prec: m.First.prec}
 	}
 	for _, l := range m.Layers {
-		c.Layers = append(c.Layers, &Linear{W: l.W, B: l.B, Act: l.Act, NoInputGrad: l.NoInputGrad})
+		c.Layers = append(c.Layers, &Linear{W: l.W, B: l.B, Act: l.Act, NoInputGrad: l.NoInputGrad, prec: l.prec})
 	}
 	return c
 }

@@ -26,9 +26,11 @@ const (
 	// 256 pairs is 120 KiB, within L2.
 	bfMC = 120
 	// bfMR × bfNR is the micro-kernel's tile: 12 rows × 2 vectors of 16
-	// float32 lanes is 24 accumulators, enough to cover VDPBF16PS's 6-cycle
-	// latency on two ports, with the two B vectors and six broadcasts
-	// in the 32 ZMM registers.
+	// float32 lanes is 24 accumulators, enough to cover a 6-cycle latency
+	// at two instructions per cycle, with the two B vectors and six
+	// broadcasts in the 32 ZMM registers. (The Xeon measured issues one
+	// VDPBF16PS per two cycles, whatever the vector width, and the kernel
+	// reaches about 97% of that.)
 	bfMR = 12
 	bfNR = 32
 	// bfParallelMACs is the product size (m·n·k) from which GemmBF16 splits
@@ -44,8 +46,13 @@ var hasBF16, bf16Asm bool
 // HasBF16 reports whether this CPU has the AVX512_BF16 instructions (CPUID
 // leaf 7, subleaf 1, EAX bit 5, with the AVX-512 register state enabled by
 // the operating system) that GemmBF16's micro-kernel needs. Without them
-// GemmBF16 runs portable Go, several times slower than float32 Gemm, so a
-// caller choosing bfloat16 for speed should refuse it and name the feature.
+// GemmBF16 runs portable Go at 2–8 GFLOP/s, a few percent of float32
+// Gemm's speed, so a caller choosing bfloat16 for speed should refuse it
+// and name the feature.
+// Having the instructions does not make them fast: on the Intel Xeon
+// (Emerald Rapids) this was measured on, VDPBF16PS issues once every two
+// cycles, a quarter of VFMADD231PS's rate for twice its multiply-adds, and
+// GemmBF16 runs at about 0.55 of Gemm's speed (docs/results/bf16-kernels.md).
 func HasBF16() bool { return hasBF16 }
 
 // GemmBF16 is Gemm with both operands rounded to bfloat16: C = op(A)·op(B),
@@ -66,7 +73,11 @@ func HasBF16() bool { return hasBF16 }
 // The sum for each element runs in k order in blocks of 512, the odd k of
 // each pair first; the portable path on CPUs without AVX512_BF16 (HasBF16)
 // follows the same order, so both give the same bits unless a product or a
-// partial sum is a float32 subnormal, which the instruction flushes to zero.
+// partial sum is a float32 subnormal (below 2^-126), which the instruction
+// flushes to zero and Go rounds gradually; each flush moves a sum by less
+// than 2^-126, so then each path is within γ·(Σ_p |Â(i,p)|·|B̂(p,j)| + |C₀|)
+// + (2k+2)·2^-126 of the exact product of the rounded operands Â, B̂, and
+// the two paths differ by at most twice that.
 // As with Gemm, the split across cores never changes a bit, and a row of
 // X·W does not depend on the other rows. GemmBF16 panics if a slice is too
 // short for the shapes given: that is a programmer error.

@@ -349,6 +349,63 @@ func TestGemmBF16MatchesReference(t *testing.T) {
 	t.Logf("largest error: %.3f of the bound", worst)
 }
 
+// TestGemmBF16TinyValues covers what the bit-for-bit agreement of the two
+// paths leaves out: products and partial sums below 2^-126, the float32
+// subnormals, which VDPBF16PS flushes to zero and the portable path rounds
+// gradually. Each flush moves a sum by less than 2^-126, and a result goes
+// through at most k products and k additions (two per pair) plus the
+// accumulator's value read as zero; so each path is within the float32
+// summation bound of the rounded operands' exact product (checkBF16's
+// first bound) plus (2k+2)·2^-126, and the two paths differ by at most
+// twice that. The test checks the bound on both paths and that they do
+// differ, so that the case is exercised.
+func TestGemmBF16TinyValues(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	const m, n, k = 30, 40, 50
+	differ := false
+	for _, acc := range []bool{false, true} {
+		// Operands near 2^-63: products near 2^-126, both sides of it.
+		a, b := randSlice(r, m*k), randSlice(r, k*n)
+		for i := range a {
+			a[i] *= 0x1p-63
+		}
+		for i := range b {
+			b[i] *= 0x1p-63
+		}
+		c0 := randSlice(r, m*n)
+		for i := range c0 {
+			c0[i] *= 0x1p-125
+		}
+		_, _, wantBF, sBF := refBF16(false, false, m, n, k, a, k, b, n, c0, n, acc)
+		g := bfGamma(k)
+		var first []float32
+		for _, asm := range bfPaths() {
+			prev := useBF16Asm(asm)
+			c := slices.Clone(c0)
+			GemmBF16(false, false, m, n, k, a, k, b, n, c, n, acc)
+			useBF16Asm(prev)
+			for e, v := range c {
+				var old float64
+				if acc {
+					old = math.Abs(float64(c0[e]))
+				}
+				bound := g*(sBF[e]+old) + float64(2*k+2)*0x1p-126
+				if d := math.Abs(float64(v) - wantBF[e]); d > bound {
+					t.Fatalf("%s acc=%v: C[%d] = %g, want %g: error %.3g > %.3g", bfPathName(asm), acc, e, v, wantBF[e], d, bound)
+				}
+			}
+			if first == nil {
+				first = c
+			} else if bitsDiffer(first, c) >= 0 {
+				differ = true
+			}
+		}
+	}
+	if hasBF16 && !differ {
+		t.Error("the paths agreed on every tiny value: the test does not reach the subnormal range")
+	}
+}
+
 // bitsDiffer returns the first index where x and y differ in their bits, or -1.
 func bitsDiffer(x, y []float32) int {
 	for i := range x {
@@ -552,46 +609,16 @@ func TestGemmBF16EmptyShapes(t *testing.T) {
 	GemmBF16(false, false, 0, 2, 3, nil, 3, make([]float32, 6), 2, nil, 2, false)
 }
 
-// benchPrecision times one product in float32 (Gemm) or bfloat16 (GemmBF16).
-func benchPrecision(b *testing.B, bf bool, tA, tB bool, m, n, k int) {
-	r := rand.New(rand.NewPCG(1, 2))
-	ra, ca, rb, cb := stored(tA, tB, m, n, k)
-	a := randSlice(r, ra*ca)
-	bb := randSlice(r, rb*cb)
-	c := make([]float32, m*n)
-	f := Gemm
-	if bf {
-		f = GemmBF16
-	}
-	b.ResetTimer()
-	for b.Loop() {
-		f(tA, tB, m, n, k, a, ca, bb, cb, c, n, false)
-	}
-	b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-}
+// BenchmarkGemmBF16 is BenchmarkGemm's products through GemmBF16.
+func BenchmarkGemmBF16(b *testing.B) { benchProducts(b, GemmBF16) }
 
-// BenchmarkGemmPrecision times float32 Gemm and GemmBF16 side by side, one
-// after the other in one process, on a layer's three products (X·W,
-// Xᵀ·dY, dY·Wᵀ) for batch×out×in shapes: as in BenchmarkGemm, Xᵀ·dY's sum
-// runs over the batch. Compare with
-//
-//	benchstat -col /prec file
-func BenchmarkGemmPrecision(b *testing.B) {
-	shapes := [][3]int{{4096, 256, 256}, {300, 64, 64}, {500, 1024, 1024}}
-	for _, s := range shapes {
-		for _, tr := range []struct {
-			name   string
-			tA, tB bool
-		}{{"XW", false, false}, {"XtDY", true, false}, {"DYWt", false, true}} {
-			m, n, k := s[0], s[1], s[2]
-			if tr.tA {
-				m, n, k = s[1], s[2], s[0]
-			}
-			for _, prec := range []string{"fp32", "bf16"} {
-				b.Run(fmt.Sprintf("shape=%s-%dx%dx%d/prec=%s", tr.name, s[0], s[1], s[2], prec), func(b *testing.B) {
-					benchPrecision(b, prec == "bf16", tr.tA, tr.tB, m, n, k)
-				})
-			}
-		}
+// BenchmarkGemmBF16Portable times the portable path (what a CPU without
+// AVX512_BF16 would run) on two of the shapes; compare with BenchmarkGemm's.
+func BenchmarkGemmBF16Portable(b *testing.B) {
+	defer useBF16Asm(useBF16Asm(false))
+	for _, s := range [][3]int{{300, 64, 64}, {4096, 256, 256}} {
+		b.Run(fmt.Sprintf("XW/%dx%dx%d", s[0], s[1], s[2]), func(b *testing.B) {
+			benchGemm(b, GemmBF16, false, false, s[0], s[1], s[2])
+		})
 	}
 }

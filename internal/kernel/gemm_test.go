@@ -319,7 +319,9 @@ func TestGemmPanicsOnShortSlice(t *testing.T) {
 	Gemm(false, false, 2, 2, 2, make([]float32, 3), 2, make([]float32, 4), 2, make([]float32, 4), 2, false)
 }
 
-func benchGemm(b *testing.B, tA, tB bool, m, n, k int) {
+// benchGemm times f (Gemm or GemmBF16) on one product and reports its
+// rate in GFLOP/s.
+func benchGemm(b *testing.B, f func(bool, bool, int, int, int, []float32, int, []float32, int, []float32, int, bool), tA, tB bool, m, n, k int) {
 	r := rand.New(rand.NewPCG(1, 2))
 	ra, ca, rb, cb := stored(tA, tB, m, n, k)
 	a := randSlice(r, ra*ca)
@@ -327,28 +329,47 @@ func benchGemm(b *testing.B, tA, tB bool, m, n, k int) {
 	c := make([]float32, m*n)
 	b.ResetTimer()
 	for b.Loop() {
-		Gemm(tA, tB, m, n, k, a, ca, bb, cb, c, n, false)
+		f(tA, tB, m, n, k, a, ca, bb, cb, c, n, false)
 	}
 	b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
-// BenchmarkGemm covers the shapes plus 1, 4 and 13×256×256: late
-// sampling steps, where a handful of distinct states is left (a partial
-// micro-panel, alone or after a full one).
-func BenchmarkGemm(b *testing.B) {
-	shapes := [][3]int{{4096, 256, 256}, {16, 256, 256}, {4, 256, 256}, {1, 256, 256}, {13, 256, 256}, {300, 64, 64}}
-	for _, s := range shapes {
+// benchShapes are the batch×out×in shapes of BenchmarkGemm and
+// BenchmarkGemmBF16: the issues' 4096×256×256, 300×64×64 and
+// 500×1024×1024; 1, 4, 13 and 16×256×256, late sampling steps, where a
+// handful of distinct states is left (a partial micro-panel, alone or
+// after a full one); and the SSR policy's products in a sequence task's
+// training step on 32 trajectories (its distinct nodes, or distinct
+// parents, times H = E): sEHstr 4848 and 175 × 1024, QM9str 2061 × 1024,
+// TFbind8 1228 × 128 and L14-RNA1 2763 × 128.
+var benchShapes = [][3]int{{4096, 256, 256}, {300, 64, 64}, {500, 1024, 1024},
+	{16, 256, 256}, {4, 256, 256}, {1, 256, 256}, {13, 256, 256},
+	{4848, 1024, 1024}, {175, 1024, 1024}, {2061, 1024, 1024}, {1228, 128, 128}, {2763, 128, 128}}
+
+// benchProducts runs f on a layer's three products for every shape of
+// benchShapes, as sub-benchmarks named product/shape (X·W, Xᵀ·dY, dY·Wᵀ):
+// Xᵀ·dY's result is in×out with the batch summed over.
+func benchProducts(b *testing.B, f func(bool, bool, int, int, int, []float32, int, []float32, int, []float32, int, bool)) {
+	for _, s := range benchShapes {
 		for _, tr := range []struct {
 			name   string
 			tA, tB bool
 		}{{"XW", false, false}, {"XtDY", true, false}, {"DYWt", false, true}} {
 			m, n, k := s[0], s[1], s[2]
-			if tr.tA { // Xᵀ·dY: the result is k×n with m rows summed over
+			if tr.tA {
 				m, n, k = s[1], s[2], s[0]
 			}
 			b.Run(fmt.Sprintf("%s/%dx%dx%d", tr.name, s[0], s[1], s[2]), func(b *testing.B) {
-				benchGemm(b, tr.tA, tr.tB, m, n, k)
+				benchGemm(b, f, tr.tA, tr.tB, m, n, k)
 			})
 		}
 	}
 }
+
+// BenchmarkGemm times float32 products; BenchmarkGemmBF16 has the same
+// sub-benchmarks, so that
+//
+//	benchstat -col .name file
+//
+// sets the two precisions side by side.
+func BenchmarkGemm(b *testing.B) { benchProducts(b, Gemm) }
