@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/gfngo/gfn/nn"
@@ -53,4 +54,29 @@ func (a *Agent[M]) LogZValue() float64 {
 // Checkpointed is the agent as the driver stores it under name.
 func (a *Agent[M]) Checkpointed(name string) run.Agent {
 	return run.Agent{Name: name, Opt: a.Opt}
+}
+
+// Optim are an agent's optimiser settings, the same in every family.
+type Optim struct {
+	LR     float64 `json:"lr"`      // the policy's Adam learning rate
+	LogZLR float64 `json:"logz_lr"` // log Z's
+	// WeightDecay is Adam's coupled L2 penalty on every group (0: none).
+	WeightDecay float64 `json:"weight_decay,omitempty"`
+	// Clip, if > 0, clips the gradient to this joint norm. What it covers
+	// is the family's reference's: the grid clips the policy and log Z
+	// together, the diffusion samplers the network alone.
+	Clip float64 `json:"clip,omitempty"`
+}
+
+// Validate reports a learning rate that is not positive or a weight
+// decay or clip that is negative, naming the value; who names the agent
+// ("Student").
+func (o Optim) Validate(who string) error {
+	switch {
+	case !(o.LR > 0) || math.IsInf(o.LR, 0) || !(o.LogZLR > 0) || math.IsInf(o.LogZLR, 0):
+		return fmt.Errorf("agent: %s learning rates %v (policy) and %v (log Z) must be finite and > 0", who, o.LR, o.LogZLR)
+	case !(o.WeightDecay >= 0) || !(o.Clip >= 0):
+		return fmt.Errorf("agent: %s weight decay %v and clip %v must be >= 0", who, o.WeightDecay, o.Clip)
+	}
+	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gfngo/gfn/agent"
+
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/nn"
 )
@@ -26,7 +28,7 @@ func TestAgentStepClip(t *testing.T) {
 		{"both", 0.5, 1},
 		{"inert", 0, 1e9},
 	} {
-		a, err := newAgent(cfg, Optim{LR: 1e-3, LogZLR: 0.1, ClipTime: tc.clipTime, Clip: tc.clip}, 2, rand.New(rand.NewPCG(1, 2)))
+		a, err := newAgent(cfg, Optim{Optim: agent.Optim{LR: 1e-3, LogZLR: 0.1, Clip: tc.clip}, ClipTime: tc.clipTime}, 2, rand.New(rand.NewPCG(1, 2)))
 		if err != nil {
 			t.Fatal(err)
 		}

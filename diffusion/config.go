@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gfngo/gfn/agent"
+
 	"github.com/gfngo/gfn/internal/choice"
 	"github.com/gfngo/gfn/langevin"
 	"github.com/gfngo/gfn/replay"
@@ -32,20 +34,16 @@ var Methods = []Method{MethodTB, MethodEps, MethodPRT, MethodPER, MethodTeacher,
 var Presets = []string{"reference", "paper"}
 
 // Optim holds one agent's optimiser settings.
+// Its Clip, if > 0, clips the gradient of every network parameter (not
+// log Z) to this joint norm after ClipTime. Neither code base sets it; it
+// is a guard against a policy whose loss spikes (the Manywell Teacher's,
+// docs/results).
 type Optim struct {
-	LR     float64 `json:"lr"`      // the policy network's learning rate
-	LogZLR float64 `json:"logz_lr"` // log Z's
-	// WeightDecay is Adam's coupled L2 penalty on every group.
-	WeightDecay float64 `json:"weight_decay"`
+	agent.Optim
 	// ClipTime clips the gradient of the time-encoder parameters
 	// (t_model.*) to this joint norm (0: no clipping), as the reference
 	// code does for its Teacher only.
 	ClipTime float64 `json:"clip_time,omitempty"`
-	// Clip, if > 0, clips the gradient of every network parameter (not
-	// log Z) to this joint norm after ClipTime. Neither code base sets it;
-	// it is a guard against a policy whose loss spikes (the Manywell
-	// Teacher's, docs/results).
-	Clip float64 `json:"clip,omitempty"`
 }
 
 // Config holds every training setting. Start from DefaultConfig (the
@@ -151,8 +149,8 @@ func Preset(name, task string) (Config, error) {
 	c := Config{
 		Method: MethodTeacher, Steps: 100, Sigma2: 1, Batch: 500, Iterations: 10001,
 		Net:        timenet.Config{Arch: timenet.Reference, Hidden: 256},
-		Student:    Optim{LR: 1e-3, LogZLR: 0.1, WeightDecay: 1e-7},
-		Teacher:    Optim{LR: 5e-3, LogZLR: 0.1, WeightDecay: 1e-7, ClipTime: 0.1},
+		Student:    Optim{Optim: agent.Optim{LR: 1e-3, LogZLR: 0.1, WeightDecay: 1e-7}},
+		Teacher:    Optim{Optim: agent.Optim{LR: 5e-3, LogZLR: 0.1, WeightDecay: 1e-7}, ClipTime: 0.1},
 		Milestones: []int{-6000, -2000}, Gamma: 0.1,
 		Explore: 0.2, ExploreDecay: 5000,
 		BufferCap:  50000,
@@ -189,7 +187,7 @@ func PresetFor(name, task string, m Method) (Config, error) {
 	}
 	c.Method = m
 	if m == MethodPIS {
-		c.Student = Optim{LR: c.Student.LR, LogZLR: c.Student.LogZLR}
+		c.Student = Optim{Optim: agent.Optim{LR: c.Student.LR, LogZLR: c.Student.LogZLR}}
 		c.Milestones = nil
 		c.DriftClip = 1e4
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gfngo/gfn/agent"
+
 	"github.com/gfngo/gfn/internal/choice"
 	"github.com/gfngo/gfn/teacher"
 )
@@ -46,12 +48,6 @@ func ParseMethod(s string) (Method, error) {
 		return m, nil
 	}
 	return "", fmt.Errorf("seqtrain: method %q is unknown (allowed: %s; teacher is teacher-per)", s, choice.List(Methods))
-}
-
-// Optim is one agent's Adam (PyTorch defaults, no weight decay).
-type Optim struct {
-	LR     float64 `json:"lr"`      // the policy's learning rate
-	LogZLR float64 `json:"logz_lr"` // log Z's
 }
 
 // Policy chooses the policy network of both agents.
@@ -99,8 +95,8 @@ type Config struct {
 	// round mod 3 = 2). Used by the Teacher methods only.
 	Schedule teacher.Schedule `json:"schedule"`
 	Policy   Policy           `json:"policy"`
-	Student  Optim            `json:"student"`
-	Teacher  Optim            `json:"teacher"`
+	Student  agent.Optim      `json:"student"`
+	Teacher  agent.Optim      `json:"teacher"`
 	// LogZInit is log Z's initial value and LogZMin its floor after each
 	// step (both agents; the reference: 5 and 0).
 	LogZInit float64 `json:"logz_init"`
@@ -137,8 +133,8 @@ func DefaultConfig() Config {
 		TopPercentile: 90,
 		Schedule:      "SST",
 		Policy:        Policy{Kind: "ssr", Hidden: 128, Embed: 128},
-		Student:       Optim{LR: 1e-4, LogZLR: 1e-2},
-		Teacher:       Optim{LR: 5e-4, LogZLR: 1e-2},
+		Student:       agent.Optim{LR: 1e-4, LogZLR: 1e-2},
+		Teacher:       agent.Optim{LR: 5e-4, LogZLR: 1e-2},
 		LogZInit:      5,
 		LogZMin:       0,
 		LossCap:       teacher.SequenceCap,
@@ -210,7 +206,7 @@ func (c Config) Validate() error {
 	}
 	for _, o := range []struct {
 		name string
-		o    Optim
+		o    agent.Optim
 	}{{"student", c.Student}, {"teacher", c.Teacher}} {
 		if !(o.o.LR > 0) || !(o.o.LogZLR > 0) {
 			return fmt.Errorf("seqtrain: %s learning rates %v (policy) and %v (log Z) must be > 0", o.name, o.o.LR, o.o.LogZLR)

@@ -3,9 +3,10 @@ package seqtrain
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/gfngo/gfn/target"
 	"math"
 	"math/rand/v2"
+
+	"github.com/gfngo/gfn/target"
 
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/run"

@@ -38,6 +38,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gfngo/gfn/agent"
+
 	"github.com/gfngo/gfn/biochem"
 	"github.com/gfngo/gfn/internal/kernel"
 	"github.com/gfngo/gfn/run"
@@ -66,8 +68,8 @@ func goldenConfig(m seqtrain.Method) seqtrain.Config {
 	c.OnlineBatch, c.OfflineBatch = 8, 8
 	c.Buffer = 50
 	c.Policy = seqtrain.Policy{Kind: "mlp", Hidden: 16, Layers: 2}
-	c.Student = seqtrain.Optim{LR: 1e-3, LogZLR: 1e-1}
-	c.Teacher = seqtrain.Optim{LR: 1e-3, LogZLR: 1e-1}
+	c.Student = agent.Optim{LR: 1e-3, LogZLR: 1e-1}
+	c.Teacher = agent.Optim{LR: 1e-3, LogZLR: 1e-1}
 	c.Seed = 7
 	return c
 }

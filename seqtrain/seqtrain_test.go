@@ -3,7 +3,6 @@ package seqtrain
 import (
 	"context"
 	"errors"
-	"github.com/gfngo/gfn/target"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -11,6 +10,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gfngo/gfn/agent"
+	"github.com/gfngo/gfn/target"
 
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/nn"
@@ -116,8 +118,8 @@ func toyConfig(m Method) Config {
 	c.OnlineBatch, c.OfflineBatch = 8, 8
 	c.Buffer = 50
 	c.Policy = Policy{Kind: "mlp", Hidden: 16, Layers: 2}
-	c.Student = Optim{LR: 1e-3, LogZLR: 1e-1}
-	c.Teacher = Optim{LR: 1e-3, LogZLR: 1e-1}
+	c.Student = agent.Optim{LR: 1e-3, LogZLR: 1e-1}
+	c.Teacher = agent.Optim{LR: 1e-3, LogZLR: 1e-1}
 	c.Seed = 7
 	return c
 }
@@ -308,7 +310,7 @@ func TestTrainsTowardsTarget(t *testing.T) {
 	cfg := toyConfig(TeacherPER)
 	cfg.Rounds = 400
 	cfg.OnlineBatch, cfg.OfflineBatch = 16, 16
-	cfg.Student = Optim{LR: 3e-3, LogZLR: 1e-1}
+	cfg.Student = agent.Optim{LR: 3e-3, LogZLR: 1e-1}
 	res, err := Run(context.Background(), task, cfg, RunOptions{Options: run.Options{EvalEvery: 100}, EvalSamples: 1024})
 	if err != nil {
 		t.Fatal(err)

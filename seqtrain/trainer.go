@@ -2,9 +2,10 @@ package seqtrain
 
 import (
 	"fmt"
-	"github.com/gfngo/gfn/target"
 	"math"
 	"math/rand/v2"
+
+	"github.com/gfngo/gfn/target"
 
 	"github.com/gfngo/gfn/agent"
 	"github.com/gfngo/gfn/discrete"
@@ -173,7 +174,7 @@ func New(task Task, cfg Config) (*Trainer, error) {
 	return t, nil
 }
 
-func newAgent(env discrete.Env, o Optim, cfg Config, model ModelFunc, rng *rand.Rand) (*Agent, error) {
+func newAgent(env discrete.Env, o agent.Optim, cfg Config, model ModelFunc, rng *rand.Rand) (*Agent, error) {
 	m, err := model(env, "policy.", rng)
 	if err != nil {
 		return nil, err

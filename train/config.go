@@ -1,10 +1,12 @@
 package train
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/gfngo/gfn/agent"
 	"github.com/gfngo/gfn/internal/choice"
 	"github.com/gfngo/gfn/replay"
 	"github.com/gfngo/gfn/teacher"
@@ -32,18 +34,21 @@ const (
 	ObjectiveDB Objective = "db" // detailed balance with a state-flow head
 )
 
-// TeacherReward names a Teacher reward form.
+// TeacherReward names a Teacher reward form as gfn train's
+// --teacher-reward and earlier config.json files do.
 type TeacherReward string
 
-// The Teacher reward forms: the grid reference code's, or the paper's text
-// (see package teacher's Form).
+// The Teacher reward forms: the grid reference code's
+// (teacher.GridReference), or the paper's text (teacher.Paper).
 const (
 	RewardReference TeacherReward = "reference"
 	RewardPaper     TeacherReward = "paper"
 )
 
-// Config holds every training setting. Zero values are not defaults: start
-// from DefaultConfig.
+// Config holds every training setting, grouped by concern as in every
+// family: the agents' optimisers, the Teacher's reward, the replay buffer
+// and local search. Zero values are not defaults: start from
+// DefaultConfig.
 type Config struct {
 	Method Method `json:"method"`
 	// Objective is the loss of both Student and Teacher (default tb).
@@ -51,19 +56,20 @@ type Config struct {
 	Batch       int       `json:"batch"`
 	RewardCalls int       `json:"reward_calls"` // budget of reward evaluations
 	Hidden      []int     `json:"hidden"`
-	LR          float64   `json:"lr"`
-	LogZLR      float64   `json:"logz_lr"`
-	LogZInit    float64   `json:"logz_init"`
-	ClipNorm    float64   `json:"clip_norm"` // 0 disables clipping
-	Eps         float64   `json:"eps"`       // ε-uniform exploration of the behaviour policies
-	Temperature float64   `json:"temperature"`
+	// Student and Teacher are the agents' optimisers; their Clip covers
+	// the policy and log Z together, as the reference clips them.
+	Student     agent.Optim `json:"student"`
+	Teacher     agent.Optim `json:"teacher"`
+	LogZInit    float64     `json:"logz_init"`
+	Eps         float64     `json:"eps"` // ε-uniform exploration of the behaviour policies
+	Temperature float64     `json:"temperature"`
 
-	TeacherReward TeacherReward `json:"teacher_reward"`
-	C             float64       `json:"c"`
-	Alpha         float64       `json:"alpha"`
-	TeacherEps    float64       `json:"teacher_eps"` // ε of the paper form
-	NMC           int           `json:"n_mc"`
-	TeacherLR     float64       `json:"teacher_lr"`
+	// Reward is the Teacher's reward: the grid reference form
+	// (teacher.GridReference) or the paper's (teacher.Paper).
+	Reward teacher.Reward `json:"reward"`
+	// NMC is the number of backward trajectories per x averaged in the
+	// Teacher's reward.
+	NMC int `json:"n_mc"`
 	// Teachers is the number of Teachers of method teacher: 0 or 1 is the
 	// paper's single Teacher. K > 1 Teachers (the multi-Teacher of the
 	// paper's discussion; TB only) take the schedule's T slots in turn,
@@ -80,41 +86,100 @@ type Config struct {
 	// "SSTT" for the Teacher ("SBTB" with a buffer), "S" for TB ("SB").
 	Schedule string `json:"schedule"`
 
-	// Buffer is the replay buffer's priority (uniform, reward = PRT,
-	// loss = δ², teacher = PER); empty means no buffer.
-	Buffer replay.Priority `json:"buffer,omitempty"`
-	// BufferCap is its capacity; 0 asks the environment (the reference
-	// formula on the grid).
-	BufferCap int `json:"buffer_cap,omitempty"`
-	// BufferPairing "completion" reproduces the reference code before its
+	Buffer Buffer      `json:"buffer"`
+	LS     LocalSearch `json:"ls"`
+
+	Seed uint64 `json:"seed"`
+}
+
+// Buffer is the replay buffer's setting.
+type Buffer struct {
+	// Priority is uniform, reward (PRT), loss (δ²) or teacher (PER);
+	// empty means no buffer.
+	Priority replay.Priority `json:"priority,omitempty"`
+	// Cap is its capacity; 0 asks the environment (the reference formula
+	// on the grid).
+	Cap int `json:"cap,omitempty"`
+	// Pairing "completion" reproduces the reference code before its
 	// commit 77091bf, which stored the batch's terminal states in the
 	// order they finished but their rewards and priorities in batch order
 	// (mismatched pairs); the paper's PRT and PER rows appear to come from
 	// it. Empty or "batch" pairs them correctly.
-	BufferPairing string `json:"buffer_pairing,omitempty"`
-	// BufferTies orders the buffer's entries of equal priority for the
-	// rank weights: "oldest" (or empty) first stored first, "hash" by a
-	// fixed pseudo-random order (replay.Buffer.HashTies), closer to the
+	Pairing string `json:"pairing,omitempty"`
+	// Ties orders the buffer's entries of equal priority for the rank
+	// weights: "oldest" (or empty) first stored first, "hash" by a fixed
+	// pseudo-random order (replay.Buffer.HashTies), closer to the
 	// reference's unstable argsort where PRT's few reward levels tie.
-	BufferTies string `json:"buffer_ties,omitempty"`
+	Ties string `json:"ties,omitempty"`
+}
 
-	// LocalSearch enables back-and-forth local search on 1 in 8 Student
-	// batches (tb) or 1 in 4 Teacher batches (teacher), as the reference.
-	LocalSearch  bool    `json:"local_search,omitempty"`
-	LSIterations int     `json:"ls_iterations,omitempty"`
-	LSBackRatio  float64 `json:"ls_back_ratio,omitempty"`
-
-	Seed uint64 `json:"seed"`
+// LocalSearch is the back-and-forth local search's setting.
+type LocalSearch struct {
+	// On enables it on 1 in 8 Student batches (tb) or 1 in 4 Teacher
+	// batches (teacher), as the reference.
+	On         bool    `json:"on,omitempty"`
+	Iterations int     `json:"iterations,omitempty"`
+	BackRatio  float64 `json:"back_ratio,omitempty"`
 }
 
 // DefaultConfig is the grid setting of the paper and the reference code.
 func DefaultConfig() Config {
 	return Config{
 		Method: MethodTeacher, Objective: ObjectiveTB, Batch: 16, RewardCalls: 96000, Hidden: []int{256, 256},
-		LR: 1e-3, LogZLR: 0.1, ClipNorm: 1, Temperature: 1,
-		TeacherReward: RewardReference, C: 19, Alpha: 0, TeacherEps: 1e-3, NMC: 1, TeacherLR: 1e-3,
-		LSIterations: 4, LSBackRatio: 0.5, GAFNScale: 0.01,
+		Student: agent.Optim{LR: 1e-3, LogZLR: 0.1, Clip: 1}, Teacher: agent.Optim{LR: 1e-3, LogZLR: 0.1, Clip: 1},
+		Temperature: 1, Reward: teacher.Reward{Form: teacher.GridReference, C: 19, Eps: 1e-3}, NMC: 1,
+		LS: LocalSearch{Iterations: 4, BackRatio: 0.5}, GAFNScale: 0.01,
 	}
+}
+
+// UnmarshalJSON reads a Config, also in the flat layout of the checkpoints
+// and config.json files of earlier gfn versions.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	type plain Config
+	var probe struct {
+		LR *float64 `json:"lr"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return err
+	}
+	if probe.LR == nil {
+		return json.Unmarshal(b, (*plain)(c))
+	}
+	var old struct {
+		plain
+		Buffer        replay.Priority `json:"buffer"`
+		LR            float64         `json:"lr"`
+		LogZLR        float64         `json:"logz_lr"`
+		ClipNorm      float64         `json:"clip_norm"`
+		TeacherLR     float64         `json:"teacher_lr"`
+		TeacherReward TeacherReward   `json:"teacher_reward"`
+		C             float64         `json:"c"`
+		Alpha         float64         `json:"alpha"`
+		TeacherEps    float64         `json:"teacher_eps"`
+		BufferCap     int             `json:"buffer_cap"`
+		BufferPairing string          `json:"buffer_pairing"`
+		BufferTies    string          `json:"buffer_ties"`
+		LocalSearch   bool            `json:"local_search"`
+		LSIterations  int             `json:"ls_iterations"`
+		LSBackRatio   float64         `json:"ls_back_ratio"`
+	}
+	old.plain = plain(*c)
+	old.LR, old.LogZLR, old.ClipNorm, old.TeacherLR = c.Student.LR, c.Student.LogZLR, c.Student.Clip, c.Teacher.LR
+	old.C, old.Alpha, old.TeacherEps, old.TeacherReward = c.Reward.C, c.Reward.Alpha, c.Reward.Eps, RewardReference
+	old.LSIterations, old.LSBackRatio = c.LS.Iterations, c.LS.BackRatio
+	if err := json.Unmarshal(b, &old); err != nil {
+		return err
+	}
+	*c = Config(old.plain)
+	c.Student = agent.Optim{LR: old.LR, LogZLR: old.LogZLR, Clip: old.ClipNorm}
+	c.Teacher = agent.Optim{LR: old.TeacherLR, LogZLR: old.LogZLR, Clip: old.ClipNorm}
+	c.Reward = teacher.Reward{Form: teacher.GridReference, C: old.C, Alpha: old.Alpha, Eps: old.TeacherEps}
+	if old.TeacherReward == RewardPaper {
+		c.Reward.Form = teacher.Paper
+	}
+	c.Buffer = Buffer{old.Buffer, old.BufferCap, old.BufferPairing, old.BufferTies}
+	c.LS = LocalSearch{old.LocalSearch, old.LSIterations, old.LSBackRatio}
+	return nil
 }
 
 // Steps estimates the number of training iterations the budget allows:
@@ -122,24 +187,14 @@ func DefaultConfig() Config {
 // search (which spends reward calls on its rounds).
 func (c Config) Steps() int {
 	s := c.RewardCalls / c.Batch
-	if c.LocalSearch {
-		// 1 in 16 iterations (reference schedules) costs LSIterations extra batches.
-		s = s * 16 / (16 + 2*c.LSIterations)
+	if c.LS.On {
+		// 1 in 16 iterations (reference schedules) costs LS.Iterations extra batches.
+		s = s * 16 / (16 + 2*c.LS.Iterations)
 	}
-	if c.Buffer != "" {
+	if c.Buffer.Priority != "" {
 		s *= 2
 	}
 	return s
-}
-
-// Reward is the Teacher's reward of the configuration: the grid reference
-// form or the paper's.
-func (c Config) Reward() teacher.Reward {
-	f := teacher.GridReference
-	if c.TeacherReward == RewardPaper {
-		f = teacher.Paper
-	}
-	return teacher.Reward{Form: f, C: c.C, Alpha: c.Alpha, Eps: c.TeacherEps}
 }
 
 // numTeachers is the number of Teachers of the run (0 without one).
@@ -163,11 +218,11 @@ func (c Config) schedule() teacher.Schedule {
 	switch {
 	case c.Schedule != "":
 		return teacher.Schedule(c.Schedule)
-	case c.Method == MethodTeacher && c.Buffer != "":
+	case c.Method == MethodTeacher && c.Buffer.Priority != "":
 		return "SBTB"
 	case c.Method == MethodTeacher:
 		return "SSTT"
-	case c.Buffer != "":
+	case c.Buffer.Priority != "":
 		return "SB"
 	default:
 		return "S"
@@ -192,16 +247,18 @@ func (c Config) Validate() error {
 		return fmt.Errorf("train: reward calls %d are fewer than one batch of %d", c.RewardCalls, c.Batch)
 	case len(c.Hidden) == 0:
 		return fmt.Errorf("train: hidden layers %v: at least one is needed", c.Hidden)
-	case !(c.LR > 0) || !(c.LogZLR > 0) || !(c.TeacherLR > 0):
-		return fmt.Errorf("train: learning rates %v, %v (log Z), %v (Teacher) must be > 0", c.LR, c.LogZLR, c.TeacherLR)
-	case c.ClipNorm < 0:
-		return fmt.Errorf("train: clip norm %v must be >= 0 (0 disables clipping)", c.ClipNorm)
+	case !(c.Student.LR > 0) || !(c.Student.LogZLR > 0) || !(c.Teacher.LR > 0) || !(c.Teacher.LogZLR > 0):
+		return fmt.Errorf("train: learning rates %v, %v (log Z), %v (Teacher), %v (Teacher's log Z) must be > 0", c.Student.LR, c.Student.LogZLR, c.Teacher.LR, c.Teacher.LogZLR)
+	case c.Student.Clip < 0 || c.Teacher.Clip < 0:
+		return fmt.Errorf("train: clip norms %v and %v (Teacher) must be >= 0 (0 disables clipping)", c.Student.Clip, c.Teacher.Clip)
+	case c.Student.WeightDecay != 0 || c.Teacher.WeightDecay != 0:
+		return fmt.Errorf("train: weight decay %v and %v (Teacher): the grid trains without weight decay (allowed: 0)", c.Student.WeightDecay, c.Teacher.WeightDecay)
 	case c.Eps < 0 || c.Eps > 1:
 		return fmt.Errorf("train: eps %v must be in [0, 1]", c.Eps)
 	case !(c.Temperature > 0):
 		return fmt.Errorf("train: temperature %v must be > 0", c.Temperature)
-	case c.TeacherReward != RewardReference && c.TeacherReward != RewardPaper:
-		return fmt.Errorf("train: teacher reward %q is unknown (allowed: %s, %s)", c.TeacherReward, RewardReference, RewardPaper)
+	case c.Reward.Form != teacher.GridReference && c.Reward.Form != teacher.Paper:
+		return fmt.Errorf("train: teacher reward form %q is unknown (allowed: %s, %s)", c.Reward.Form, teacher.GridReference, teacher.Paper)
 	case c.NMC < 1:
 		return fmt.Errorf("train: n-mc %d must be at least 1", c.NMC)
 	case c.Teachers < 0 || c.Teachers > 63:
@@ -221,14 +278,14 @@ func (c Config) Validate() error {
 			return fmt.Errorf("train: hidden width %d must be at least 1", h)
 		}
 	}
-	if err := c.Reward().Validate(); err != nil {
+	if err := c.Reward.Validate(); err != nil {
 		return err
 	}
 	s := c.schedule()
 	if strings.Trim(string(s), "STB") != "" {
 		return fmt.Errorf("train: schedule %q may only contain S (Student), T (Teacher) and B (buffer)", s)
 	}
-	if c.Method == MethodGAFN && (c.Buffer != "" || c.LocalSearch || c.Objective != ObjectiveTB) {
+	if c.Method == MethodGAFN && (c.Buffer.Priority != "" || c.LS.On || c.Objective != ObjectiveTB) {
 		return fmt.Errorf("train: method gafn runs on-policy with TB, as the reference: no buffer, local search or DB")
 	}
 	if c.Method == MethodGAFN && !(c.GAFNScale >= 0) {
@@ -237,25 +294,26 @@ func (c Config) Validate() error {
 	if c.Method != MethodTeacher && s.Count(teacher.Teacher) > 0 {
 		return fmt.Errorf("train: schedule %q uses the Teacher, which method %q does not have", s, c.Method)
 	}
-	if (s.Count(teacher.Buffer) > 0) != (c.Buffer != "") {
-		return fmt.Errorf("train: schedule %q and buffer %q disagree: B slots need a buffer and a buffer needs B slots", s, c.Buffer)
+	b := c.Buffer
+	if (s.Count(teacher.Buffer) > 0) != (b.Priority != "") {
+		return fmt.Errorf("train: schedule %q and buffer %q disagree: B slots need a buffer and a buffer needs B slots", s, b.Priority)
 	}
-	if c.Buffer != "" && !slices.Contains(gridPriorities, c.Buffer) {
-		return fmt.Errorf("train: buffer priority %q is unknown (allowed: %s)", c.Buffer, choice.List(gridPriorities))
+	if b.Priority != "" && !slices.Contains(gridPriorities, b.Priority) {
+		return fmt.Errorf("train: buffer priority %q is unknown (allowed: %s)", b.Priority, choice.List(gridPriorities))
 	}
-	if c.BufferTies != "" && c.BufferTies != "oldest" && c.BufferTies != "hash" {
-		return fmt.Errorf("train: buffer ties %q is unknown (allowed: oldest, hash)", c.BufferTies)
+	if b.Ties != "" && b.Ties != "oldest" && b.Ties != "hash" {
+		return fmt.Errorf("train: buffer ties %q is unknown (allowed: oldest, hash)", b.Ties)
 	}
-	if c.BufferPairing != "" && c.BufferPairing != "batch" && c.BufferPairing != "completion" {
-		return fmt.Errorf("train: buffer pairing %q is unknown (allowed: batch, completion)", c.BufferPairing)
+	if b.Pairing != "" && b.Pairing != "batch" && b.Pairing != "completion" {
+		return fmt.Errorf("train: buffer pairing %q is unknown (allowed: batch, completion)", b.Pairing)
 	}
-	if c.BufferCap < 0 {
-		return fmt.Errorf("train: buffer capacity %d must be >= 0 (0 = the environment's default)", c.BufferCap)
+	if b.Cap < 0 {
+		return fmt.Errorf("train: buffer capacity %d must be >= 0 (0 = the environment's default)", b.Cap)
 	}
-	if c.LocalSearch && (c.LSIterations < 1 || !(c.LSBackRatio > 0 && c.LSBackRatio <= 1)) {
-		return fmt.Errorf("train: local search needs iterations >= 1 (got %d) and a back ratio in (0, 1] (got %v)", c.LSIterations, c.LSBackRatio)
+	if c.LS.On && (c.LS.Iterations < 1 || !(c.LS.BackRatio > 0 && c.LS.BackRatio <= 1)) {
+		return fmt.Errorf("train: local search needs iterations >= 1 (got %d) and a back ratio in (0, 1] (got %v)", c.LS.Iterations, c.LS.BackRatio)
 	}
-	return s.Validate(c.Method == MethodTeacher, c.Buffer != "")
+	return s.Validate(c.Method == MethodTeacher, b.Priority != "")
 }
 
 // gridPriorities are the buffer priorities of the grid's reference code

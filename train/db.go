@@ -6,6 +6,7 @@ import (
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/replay"
+	"github.com/gfngo/gfn/teacher"
 )
 
 // Detailed balance for Student and Teacher (the paper's DB appendix and the
@@ -35,20 +36,20 @@ type dbState struct {
 func transitionTerm(cfg Config, d, r float64) float64 {
 	w := 1.0
 	if d > 0 {
-		w += cfg.C
+		w += cfg.Reward.C
 	}
-	return math.Log(1+1e-3+w*d*d) * math.Pow(r, cfg.Alpha)
+	return math.Log(1+1e-3+w*d*d) * math.Pow(r, cfg.Reward.Alpha)
 }
 
 // trajectoryTarget is the Teacher's log terminal flow for a trajectory
 // with Student deltas ds and log-reward logR.
 func trajectoryTarget(cfg Config, ds []float64, logR float64) float64 {
-	if cfg.TeacherReward == RewardPaper {
-		s := cfg.TeacherEps
+	if cfg.Reward.Form == teacher.Paper {
+		s := cfg.Reward.Eps
 		for _, d := range ds {
 			w := 1.0
 			if d > 0 {
-				w += cfg.C
+				w += cfg.Reward.C
 			}
 			s += w * d * d
 		}
@@ -87,7 +88,7 @@ func (t *Trainer) sampleTransitions() {
 
 func (t *Trainer) stepDB(role byte, it *Iteration) {
 	cfg, db := t.Cfg, &t.db
-	needRT := t.Teacher != nil || (t.buffer != nil && cfg.Buffer == replay.Teacher)
+	needRT := t.Teacher != nil || (t.buffer != nil && cfg.Buffer.Priority == replay.Teacher)
 	if role == 'B' {
 		x := &db.trans
 		n := x.Len()
@@ -95,7 +96,7 @@ func (t *Trainer) stepDB(role byte, it *Iteration) {
 		db.delta = grow(db.delta, n)
 		nn.ZeroGrad(t.Student.Params())
 		it.StudentLoss = db.obj.TransitionLoss(t.Env, t.Student.Model, x, db.delta, true)
-		t.Student.update(cfg.ClipNorm)
+		t.Student.update(cfg.Student.Clip)
 		if t.Teacher != nil {
 			// Teacher targets per transition: only terminal ones enter.
 			tx := &db.tTrans
@@ -112,7 +113,7 @@ func (t *Trainer) stepDB(role byte, it *Iteration) {
 			db.tdelta = grow(db.tdelta, n)
 			nn.ZeroGrad(t.Teacher.Params())
 			it.TeacherLoss = db.obj.TransitionLoss(t.Env, t.Teacher.Model, tx, db.tdelta, true)
-			t.Teacher.update(cfg.ClipNorm)
+			t.Teacher.update(cfg.Teacher.Clip)
 		}
 		return
 	}
@@ -140,12 +141,12 @@ func (t *Trainer) stepDB(role byte, it *Iteration) {
 			t.dbMonteCarlo()
 		}
 	}
-	t.Student.update(cfg.ClipNorm)
+	t.Student.update(cfg.Student.Clip)
 	if t.Teacher != nil {
 		db.tdelta = grow(db.tdelta, T)
 		nn.ZeroGrad(t.Teacher.Params())
 		it.TeacherLoss = db.obj.Loss(t.Env, t.Teacher.Model, tr, db.logRT, db.tdelta, true)
-		t.Teacher.update(cfg.ClipNorm)
+		t.Teacher.update(cfg.Teacher.Clip)
 	}
 	if t.buffer != nil {
 		t.addTransitions()
@@ -187,7 +188,7 @@ func (t *Trainer) addTransitions() {
 			copy(entry, s)
 			entry[w] = tr.Actions[k]
 			var p float64 = 1 // the reference's priority for "reward" and uniform
-			switch t.Cfg.Buffer {
+			switch t.Cfg.Buffer.Priority {
 			case replay.Teacher:
 				p = db.rt[k]
 			case replay.Loss:

@@ -25,9 +25,9 @@ func fuzzCheckpoints(f testing.TB) [][]byte {
 	}
 	var out [][]byte
 	for i, edit := range []func(*train.Config){
-		func(c *train.Config) { c.Buffer = replay.Teacher; c.BufferCap = 8 },
+		func(c *train.Config) { c.Buffer.Priority = replay.Teacher; c.Buffer.Cap = 8 },
 		func(c *train.Config) {
-			c.Method, c.Objective, c.Buffer, c.BufferCap = train.MethodTB, train.ObjectiveDB, replay.Reward, 8
+			c.Method, c.Objective, c.Buffer.Priority, c.Buffer.Cap = train.MethodTB, train.ObjectiveDB, replay.Reward, 8
 		},
 		func(c *train.Config) { c.Method = train.MethodTB },
 	} {

@@ -131,7 +131,7 @@ func (t *Trainer) stepGAFN(it *Iteration) {
 
 	nn.ZeroGrad(t.Student.Params())
 	loss := t.gafnLoss(true)
-	t.Student.update(cfg.ClipNorm) // the reference clips policy and log Z, not the RND
+	t.Student.update(cfg.Student.Clip) // the reference clips policy and log Z, not the RND
 	it.StudentLoss = loss + t.gafnRND()
 }
 

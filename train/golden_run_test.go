@@ -90,7 +90,7 @@ func goldenRun(t *testing.T, c goldenCase, dir string) goldenOutput {
 	cfg, opt := goldenConfig()
 	opt.OutDir = dir
 	c.edit(&cfg, &opt)
-	if cfg.Buffer != "" && opt.EvalEvery == 40 {
+	if cfg.Buffer.Priority != "" && opt.EvalEvery == 40 {
 		opt.EvalEvery = 80 // twice the iterations: still 5 points
 	}
 	res, err := train.Run(context.Background(), goldenGrid(t), cfg, opt)
@@ -202,14 +202,18 @@ var goldenCases = []goldenCase{
 	{"teacher", func(*train.Config, *train.RunOptions) {}},
 	{"db", func(c *train.Config, _ *train.RunOptions) { c.Method, c.Objective = train.MethodTB, train.ObjectiveDB }},
 	{"db-teacher", func(c *train.Config, _ *train.RunOptions) { c.Objective = train.ObjectiveDB }},
-	{"prt", func(c *train.Config, _ *train.RunOptions) { c.Method, c.Buffer = train.MethodTB, replay.Reward }},
-	{"per", func(c *train.Config, _ *train.RunOptions) { c.Method, c.Buffer = train.MethodTB, replay.Teacher }},
-	{"teacher-per", func(c *train.Config, _ *train.RunOptions) { c.Buffer = replay.Teacher }},
+	{"prt", func(c *train.Config, _ *train.RunOptions) {
+		c.Method, c.Buffer.Priority = train.MethodTB, replay.Reward
+	}},
+	{"per", func(c *train.Config, _ *train.RunOptions) {
+		c.Method, c.Buffer.Priority = train.MethodTB, replay.Teacher
+	}},
+	{"teacher-per", func(c *train.Config, _ *train.RunOptions) { c.Buffer.Priority = replay.Teacher }},
 	{"gafn", func(c *train.Config, _ *train.RunOptions) { c.Method = train.MethodGAFN }},
 	// Local search: iterations 14 and 15 of every 16 (tb: Student
 	// batches; teacher: Teacher batches).
-	{"tb-ls", func(c *train.Config, _ *train.RunOptions) { c.Method, c.LocalSearch = train.MethodTB, true }},
-	{"teacher-ls", func(c *train.Config, _ *train.RunOptions) { c.LocalSearch = true }},
+	{"tb-ls", func(c *train.Config, _ *train.RunOptions) { c.Method, c.LS.On = train.MethodTB, true }},
+	{"teacher-ls", func(c *train.Config, _ *train.RunOptions) { c.LS.On = true }},
 	{"teacher-k3", func(c *train.Config, _ *train.RunOptions) { c.Teachers = 3 }},
 	{"teacher-k3-none", func(c *train.Config, _ *train.RunOptions) { c.Teachers, c.TeacherSplit = 3, teacher.None }},
 	// The curve's empirical L1 (exact distances only at the end).

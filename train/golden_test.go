@@ -10,6 +10,7 @@ import (
 	"github.com/gfngo/gfn/env/hypergrid"
 	"github.com/gfngo/gfn/internal/kernel"
 	"github.com/gfngo/gfn/replay"
+	"github.com/gfngo/gfn/teacher"
 	"github.com/gfngo/gfn/train"
 )
 
@@ -56,13 +57,13 @@ func TestGridGolden(t *testing.T) {
 			"go": "ef206893094cc7cb53801ef0", "avx2+fma": "4a65fa7a45b8b0489753cc81", "avx512": "4a65fa7a45b8b0489753cc81"}},
 		{"tb", func(c *train.Config) { c.Method = train.MethodTB }, map[kernel.Backend]string{
 			"go": "1a2295f6bfc83e297ec5f534", "avx2+fma": "ea30362e5e40afeada1bd406", "avx512": "ea30362e5e40afeada1bd406"}},
-		{"paper-alpha", func(c *train.Config) { c.TeacherReward, c.Alpha = train.RewardPaper, 0.5 }, map[kernel.Backend]string{
+		{"paper-alpha", func(c *train.Config) { c.Reward.Form, c.Reward.Alpha = teacher.Paper, 0.5 }, map[kernel.Backend]string{
 			"go": "3568699f0110cff203b5dded", "avx2+fma": "f4fde49aed6b97623e77f1dc", "avx512": "f4fde49aed6b97623e77f1dc"}},
-		{"reference-alpha-nmc", func(c *train.Config) { c.Alpha, c.NMC = 0.5, 3 }, map[kernel.Backend]string{
+		{"reference-alpha-nmc", func(c *train.Config) { c.Reward.Alpha, c.NMC = 0.5, 3 }, map[kernel.Backend]string{
 			"go": "7c1f3df05b60531d0651cb7f", "avx2+fma": "a8650a2d7512d1161fa65421", "avx512": "a8650a2d7512d1161fa65421"}},
-		{"per", func(c *train.Config) { c.Buffer = replay.Teacher }, map[kernel.Backend]string{
+		{"per", func(c *train.Config) { c.Buffer.Priority = replay.Teacher }, map[kernel.Backend]string{
 			"go": "b66305f616fcc30d7f27ee7c", "avx2+fma": "3a2b9b6018b32421484f49fc", "avx512": "3a2b9b6018b32421484f49fc"}},
-		{"prt-ratio", func(c *train.Config) { c.Buffer, c.Schedule = replay.Reward, "SSBTB" }, map[kernel.Backend]string{
+		{"prt-ratio", func(c *train.Config) { c.Buffer.Priority, c.Schedule = replay.Reward, "SSBTB" }, map[kernel.Backend]string{
 			"go": "bbfd538c96ac975cdb64089b", "avx2+fma": "eb4e3bd29902dd6554cd8820", "avx512": "eb4e3bd29902dd6554cd8820"}},
 	}
 	for _, b := range kernel.Available() {

@@ -12,6 +12,7 @@ import (
 	"github.com/gfngo/gfn/metrics"
 	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/replay"
+	"github.com/gfngo/gfn/teacher"
 )
 
 // Local search never lowers the score it accepts on (R for the Student,
@@ -22,7 +23,7 @@ func TestLocalSearchAcceptance(t *testing.T) {
 	for _, teacher := range []bool{false, true} {
 		cfg := DefaultConfig()
 		cfg.Hidden = []int{32}
-		cfg.LocalSearch = true
+		cfg.LS.On = true
 		if !teacher {
 			cfg.Method = MethodTB
 		}
@@ -47,8 +48,8 @@ func TestLocalSearchAcceptance(t *testing.T) {
 		if err := tr.localSearch(agent, teacher); err != nil {
 			t.Fatal(err)
 		}
-		if got := tr.RewardCalls - calls; got != 16*cfg.LSIterations {
-			t.Errorf("teacher=%v: %d reward calls, want %d", teacher, got, 16*cfg.LSIterations)
+		if got := tr.RewardCalls - calls; got != 16*cfg.LS.Iterations {
+			t.Errorf("teacher=%v: %d reward calls, want %d", teacher, got, 16*cfg.LS.Iterations)
 		}
 		// Stored log-rewards match the new terminal states.
 		check := make([]float64, 16)
@@ -104,7 +105,7 @@ func TestBufferRun(t *testing.T) {
 	g, _ := hypergrid.New(2, 8, hypergrid.Deceptive)
 	for _, m := range []Method{MethodTB, MethodTeacher} {
 		cfg := DefaultConfig()
-		cfg.Method, cfg.Hidden, cfg.Buffer = m, []int{32}, "teacher"
+		cfg.Method, cfg.Hidden, cfg.Buffer.Priority = m, []int{32}, "teacher"
 		cfg.RewardCalls = 100 * 16
 		tr, err := New(g, cfg)
 		if err != nil {
@@ -133,7 +134,7 @@ func TestDBRuns(t *testing.T) {
 		nmc    int
 	}{{MethodTB, "", false, 1}, {MethodTeacher, "", true, 2}, {MethodTB, replay.Teacher, false, 1}, {MethodTeacher, replay.Teacher, false, 1}} {
 		cfg := DefaultConfig()
-		cfg.Objective, cfg.Method, cfg.Hidden, cfg.Buffer, cfg.LocalSearch, cfg.NMC = ObjectiveDB, c.m, []int{32}, c.buffer, c.ls, c.nmc
+		cfg.Objective, cfg.Method, cfg.Hidden, cfg.Buffer.Priority, cfg.LS.On, cfg.NMC = ObjectiveDB, c.m, []int{32}, c.buffer, c.ls, c.nmc
 		cfg.RewardCalls = 80 * 16
 		tr, err := New(g, cfg)
 		if err != nil {
@@ -165,7 +166,7 @@ func TestDBTeacherTarget(t *testing.T) {
 	if got := trajectoryTarget(cfg, ds, logR); math.Abs(got-want) > 1e-12 {
 		t.Errorf("reference target %v, want %v", got, want)
 	}
-	cfg.TeacherReward = RewardPaper
+	cfg.Reward.Form = teacher.Paper
 	want = math.Log(1e-3 + 20*0.25 + 0.04 + 20)
 	if got := trajectoryTarget(cfg, ds, logR); math.Abs(got-want) > 1e-12 {
 		t.Errorf("paper target %v, want %v", got, want)
@@ -288,7 +289,7 @@ func TestBufferPairing(t *testing.T) {
 	g, _ := hypergrid.New(2, 16, hypergrid.Deceptive)
 	for _, pairing := range []string{"batch", "completion"} {
 		cfg := DefaultConfig()
-		cfg.Method, cfg.Hidden, cfg.Buffer, cfg.BufferPairing, cfg.Eps = MethodTB, []int{16}, replay.Reward, pairing, 1
+		cfg.Method, cfg.Hidden, cfg.Buffer.Priority, cfg.Buffer.Pairing, cfg.Eps = MethodTB, []int{16}, replay.Reward, pairing, 1
 		tr, err := New(g, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -383,7 +384,7 @@ func TestBufferTies(t *testing.T) {
 	g, _ := hypergrid.New(2, 16, hypergrid.Deceptive)
 	for _, ties := range []string{"", "oldest", "hash"} {
 		cfg := DefaultConfig()
-		cfg.Method, cfg.Hidden, cfg.Buffer, cfg.BufferTies = MethodTB, []int{16}, replay.Reward, ties
+		cfg.Method, cfg.Hidden, cfg.Buffer.Priority, cfg.Buffer.Ties = MethodTB, []int{16}, replay.Reward, ties
 		tr, err := New(g, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -393,7 +394,7 @@ func TestBufferTies(t *testing.T) {
 		}
 	}
 	cfg := DefaultConfig()
-	cfg.Buffer, cfg.BufferTies = replay.Reward, "newest"
+	cfg.Buffer.Priority, cfg.Buffer.Ties = replay.Reward, "newest"
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), `"newest"`) {
 		t.Errorf("ties newest: %v", err)
 	}

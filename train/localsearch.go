@@ -57,14 +57,14 @@ func (t *Trainer) localSearch(searcher *Agent, teacher bool) error {
 		}
 	}
 	score(&t.batch, t.logR, ls.score)
-	for range cfg.LSIterations {
+	for range cfg.LS.Iterations {
 		t.sampler.Backward(t.batch.Final, n, t.rng, &ls.back)
 		ls.starts = ls.starts[:0]
 		ls.cuts = ls.cuts[:0]
 		var idx []int // trajectories that are rebuilt
 		for b := range n {
 			steps := ls.back.Off[b+1] - ls.back.Off[b]
-			nBack := int(float64(steps+1) * cfg.LSBackRatio)
+			nBack := int(float64(steps+1) * cfg.LS.BackRatio)
 			cut := steps - nBack
 			if nBack == 0 || cut < 0 {
 				ls.cuts = append(ls.cuts, -1)

@@ -31,7 +31,7 @@ func TestOneTeacherOnMultiPathIsSingle(t *testing.T) {
 		run := func(multi bool) []float32 {
 			cfg := DefaultConfig()
 			cfg.Hidden, cfg.Batch = []int{32, 32}, 32
-			cfg.Buffer = buf
+			cfg.Buffer.Priority = buf
 			tr, err := New(g, cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -99,7 +99,7 @@ func TestTeachersStepIsSplitTB(t *testing.T) {
 				delta := make([]float64, n)
 				nn.ZeroGrad(tk.Params())
 				tb.Loss(g, tk.Model, tk.LogZ, &a.batch, a.multi[k].target, delta, true)
-				tk.update(cfg.ClipNorm)
+				tk.update(cfg.Teacher.Clip)
 			}
 			for k := range 3 {
 				x, y := paramsOf(a.Teachers[k]), paramsOf(twin.Teachers[k])

@@ -116,24 +116,24 @@ func TestResumeIsBitIdentical(t *testing.T) {
 		{"tb", func(c *train.Config) { c.Method = train.MethodTB }, true},
 		// Buffers of 30 of the 64 terminal states (the default holds 6,
 		// which one batch replaces entirely).
-		{"per", func(c *train.Config) { c.Buffer, c.BufferCap = replay.Teacher, 30 }, true},
-		{"per-default-cap", func(c *train.Config) { c.Buffer = replay.Teacher }, false},
-		{"prt-tb", func(c *train.Config) { c.Method, c.Buffer, c.BufferCap = train.MethodTB, replay.Reward, 30 }, false},
+		{"per", func(c *train.Config) { c.Buffer.Priority, c.Buffer.Cap = replay.Teacher, 30 }, true},
+		{"per-default-cap", func(c *train.Config) { c.Buffer.Priority = replay.Teacher }, false},
+		{"prt-tb", func(c *train.Config) { c.Method, c.Buffer.Priority, c.Buffer.Cap = train.MethodTB, replay.Reward, 30 }, false},
 		{"prt-hash-tb", func(c *train.Config) {
-			c.Method, c.Buffer, c.BufferCap, c.BufferTies = train.MethodTB, replay.Reward, 30, "hash"
+			c.Method, c.Buffer.Priority, c.Buffer.Cap, c.Buffer.Ties = train.MethodTB, replay.Reward, 30, "hash"
 		}, false},
-		{"uniform-tb", func(c *train.Config) { c.Method, c.Buffer, c.BufferCap = train.MethodTB, replay.Uniform, 30 }, false},
-		{"ls-teacher", func(c *train.Config) { c.LocalSearch = true }, false},
+		{"uniform-tb", func(c *train.Config) { c.Method, c.Buffer.Priority, c.Buffer.Cap = train.MethodTB, replay.Uniform, 30 }, false},
+		{"ls-teacher", func(c *train.Config) { c.LS.On = true }, false},
 		{"ls-per-tb", func(c *train.Config) {
-			c.Method, c.LocalSearch, c.Buffer, c.BufferCap = train.MethodTB, true, replay.Teacher, 30
+			c.Method, c.LS.On, c.Buffer.Priority, c.Buffer.Cap = train.MethodTB, true, replay.Teacher, 30
 		}, true},
 		{"db", func(c *train.Config) { c.Objective = train.ObjectiveDB }, false},
-		{"db-per", func(c *train.Config) { c.Objective, c.Buffer = train.ObjectiveDB, replay.Teacher }, true},
+		{"db-per", func(c *train.Config) { c.Objective, c.Buffer.Priority = train.ObjectiveDB, replay.Teacher }, true},
 		{"gafn", func(c *train.Config) { c.Method = train.MethodGAFN }, false},
 		{"nmc-eps", func(c *train.Config) { c.NMC, c.Eps = 2, 0.05 }, true},
 		{"teachers-3", func(c *train.Config) { c.Teachers = 3 }, false},
 		{"teachers-2-none-per", func(c *train.Config) {
-			c.Teachers, c.TeacherSplit, c.Buffer, c.BufferCap = 2, teacher.None, replay.Teacher, 30
+			c.Teachers, c.TeacherSplit, c.Buffer.Priority, c.Buffer.Cap = 2, teacher.None, replay.Teacher, 30
 		}, true},
 	}
 	for _, c := range cases {
@@ -221,7 +221,7 @@ func (e cancelEnv) LogReward(xs []int32, n int, out []float64) error {
 // checkpoint iterated to the end gives the same parameters too.
 func TestCancelledRunCheckpointsAndResumes(t *testing.T) {
 	g, spec := resumeGrid(t, 8)
-	cfg := resumeConfig(80, func(c *train.Config) { c.Buffer = replay.Teacher })
+	cfg := resumeConfig(80, func(c *train.Config) { c.Buffer.Priority = replay.Teacher })
 	opt := train.RunOptions{EnvSpec: spec, EvalSamples: 1000}
 	opt.EvalEvery = 10
 	root := t.TempDir()
@@ -290,7 +290,7 @@ func TestCancelledRunCheckpointsAndResumes(t *testing.T) {
 // curve's points, and ends at the new budget.
 func TestExtendFinishedRun(t *testing.T) {
 	g, spec := resumeGrid(t, 8)
-	cfg := resumeConfig(40, func(c *train.Config) { c.Buffer = replay.Teacher })
+	cfg := resumeConfig(40, func(c *train.Config) { c.Buffer.Priority = replay.Teacher })
 	dir := t.TempDir()
 	opt := train.RunOptions{EnvSpec: spec, EvalSamples: 500}
 	opt.OutDir, opt.EvalEvery = dir, 10
@@ -509,9 +509,9 @@ func TestMigrateLegacy(t *testing.T) {
 		name string
 		edit func(*train.Config)
 	}{
-		{"teachers2-per", func(c *train.Config) { c.Teachers, c.Buffer, c.BufferCap = 2, replay.Teacher, 10 }},
+		{"teachers2-per", func(c *train.Config) { c.Teachers, c.Buffer.Priority, c.Buffer.Cap = 2, replay.Teacher, 10 }},
 		{"db-prt", func(c *train.Config) {
-			c.Method, c.Objective, c.Buffer, c.BufferCap = train.MethodTB, train.ObjectiveDB, replay.Reward, 12
+			c.Method, c.Objective, c.Buffer.Priority, c.Buffer.Cap = train.MethodTB, train.ObjectiveDB, replay.Reward, 12
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -569,7 +569,7 @@ func TestDriverConformance(t *testing.T) {
 	g, spec := resumeGrid(t, 6)
 	cfg := train.DefaultConfig()
 	cfg.Hidden, cfg.Batch, cfg.RewardCalls, cfg.Seed = []int{8}, 4, 24*4, 2
-	cfg.Teachers, cfg.Buffer, cfg.BufferCap = 2, replay.Teacher, 10
+	cfg.Teachers, cfg.Buffer.Priority, cfg.Buffer.Cap = 2, replay.Teacher, 10
 	opts := func(o run.Options) train.RunOptions {
 		return train.RunOptions{Options: o, EnvSpec: spec, EvalSamples: 300, CurveSamples: 100}
 	}

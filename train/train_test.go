@@ -98,7 +98,7 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *train.Config) { c.Method = train.MethodTB; c.Schedule = "ST" }, "does not have"},
 		{func(c *train.Config) { c.NMC = 0 }, "n-mc 0"},
 		{func(c *train.Config) { c.Eps = 2 }, "eps 2"},
-		{func(c *train.Config) { c.TeacherReward = "x" }, `teacher reward "x"`},
+		{func(c *train.Config) { c.Reward.Form = "x" }, `teacher reward form "x"`},
 		{func(c *train.Config) { c.Teachers = -1 }, "teachers -1"},
 		{func(c *train.Config) { c.Teachers, c.Method = 2, train.MethodTB }, `teachers 2 need method "teacher"`},
 		{func(c *train.Config) { c.Teachers, c.Objective = 3, train.ObjectiveDB }, `objective "db" has one Teacher`},
@@ -211,7 +211,7 @@ func TestLargeGridRunsWithoutEnumeration(t *testing.T) {
 	cfg := train.DefaultConfig()
 	cfg.Hidden = []int{32}
 	cfg.RewardCalls = 20 * 16
-	cfg.Buffer = "teacher" // the reference capacity formula gives 6.9e9: storage must grow lazily
+	cfg.Buffer.Priority = "teacher" // the reference capacity formula gives 6.9e9: storage must grow lazily
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	res, err := train.Run(context.Background(), g, cfg, train.RunOptions{EvalSamples: 1000})

@@ -21,17 +21,17 @@ type Agent struct {
 
 // newAgent builds a TB agent (policy and log Z) or, for DB, a policy with
 // a state-flow head and no log Z.
-func newAgent(env discrete.FeaturizedEnv, cfg Config, lr float64, rng *rand.Rand) *Agent {
+func newAgent(env discrete.FeaturizedEnv, cfg Config, o agent.Optim, rng *rand.Rand) *Agent {
 	if cfg.Objective == ObjectiveDB {
 		m := discrete.NewMLPModelHeads(env, env, "model", cfg.Hidden, 1, rng)
-		return &Agent{agent.New[discrete.Model](m, lr, nil, 0)}
+		return &Agent{agent.New[discrete.Model](m, o.LR, nil, 0)}
 	}
 	extra := 0
 	if cfg.Method == MethodGAFN {
 		extra = 1 // the state flow of GAFN's edge rewards
 	}
 	m := discrete.NewMLPModelHeads(env, env, "model", cfg.Hidden, extra, rng)
-	return &Agent{agent.New[discrete.Model](m, lr, agent.NewLogZ(cfg.LogZInit), cfg.LogZLR)}
+	return &Agent{agent.New[discrete.Model](m, o.LR, agent.NewLogZ(cfg.LogZInit), o.LogZLR)}
 }
 
 // LogZEstimate is the agent's estimate of log Z: its parameter for TB, the state
@@ -147,22 +147,22 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 	rng := rand.New(src)
 	t := &Trainer{
 		Env: env, Cfg: cfg, rng: rng, src: src, sampler: discrete.NewSampler(env), schedule: cfg.schedule(),
-		reward: cfg.Reward(),
+		reward: cfg.Reward,
 	}
 	fenv, err := featurized(env)
 	if err != nil {
 		return nil, err
 	}
-	t.Student = newAgent(fenv, cfg, cfg.LR, rng)
+	t.Student = newAgent(fenv, cfg, cfg.Student, rng)
 	for range cfg.numTeachers() {
-		t.Teachers = append(t.Teachers, newAgent(fenv, cfg, cfg.TeacherLR, rng))
+		t.Teachers = append(t.Teachers, newAgent(fenv, cfg, cfg.Teacher, rng))
 	}
 	if len(t.Teachers) > 0 {
 		t.Teacher = t.Teachers[0]
 	}
 	t.multiPath = len(t.Teachers) > 1
 	if cfg.Method == MethodGAFN {
-		t.gafn = newGAFN(fenv, cfg.LR, rng)
+		t.gafn = newGAFN(fenv, cfg.Student.LR, rng)
 	}
 	t.modes, _ = env.(target.Moder)
 	t.keyer, _ = env.(discrete.TerminalKeyer)
@@ -172,11 +172,11 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 			t.ModesBy = map[uint64]uint64{}
 		}
 	}
-	if cfg.Buffer != "" {
+	if cfg.Buffer.Priority != "" {
 		if t.keyer == nil {
 			return nil, fmt.Errorf("train: a replay buffer needs an environment with terminal keys; %v has none", env)
 		}
-		capacity := cfg.BufferCap
+		capacity := cfg.Buffer.Cap
 		stateLen := t.bufferWidth()
 		if cfg.Objective == ObjectiveDB {
 			// Transitions (s, a) have their own default.
@@ -191,11 +191,11 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 			}
 			capacity = rc.ReplayCapacity()
 		}
-		b, err := replay.New[int32](capacity, stateLen, cfg.Buffer)
+		b, err := replay.New[int32](capacity, stateLen, cfg.Buffer.Priority)
 		if err != nil {
 			return nil, err
 		}
-		b.HashTies = cfg.BufferTies == "hash"
+		b.HashTies = cfg.Buffer.Ties == "hash"
 		t.buffer = b
 	}
 	return t, nil
@@ -232,8 +232,8 @@ func (t *Trainer) nextCost() int {
 		return 0
 	}
 	cost := t.Cfg.Batch
-	if t.Cfg.LocalSearch && t.lsDue(role, t.Step) {
-		cost += t.Cfg.Batch * t.Cfg.LSIterations
+	if t.Cfg.LS.On && t.lsDue(role, t.Step) {
+		cost += t.Cfg.Batch * t.Cfg.LS.Iterations
 	}
 	return cost
 }
@@ -279,7 +279,7 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		if err := t.rewards(&t.batch, &t.logR); err != nil {
 			return it, err
 		}
-		if cfg.LocalSearch && t.lsDue(role, i) {
+		if cfg.LS.On && t.lsDue(role, i) {
 			if err := t.localSearch(behaviour, role == 'T'); err != nil {
 				return it, err
 			}
@@ -331,7 +331,7 @@ func (t *Trainer) initUpdate() {
 		nn.ZeroGrad(t.Student.Params())
 		return t.tb.Eval(t.Env, t.Student.Model, t.Student.LogZ, &t.batch, t.logR, t.delta)
 	}
-	needRT := t.Teacher != nil || (t.buffer != nil && cfg.Buffer == replay.Teacher)
+	needRT := t.Teacher != nil || (t.buffer != nil && cfg.Buffer.Priority == replay.Teacher)
 	if needRT {
 		u.Targets = t.teacherTargets
 	}
@@ -339,7 +339,7 @@ func (t *Trainer) initUpdate() {
 	// pass must come first; they use the same pre-update parameters.
 	u.TargetsAfterStudent = needRT && cfg.NMC > 1
 	u.StudentGrad = func() { t.tb.Grad(t.Env, t.Student.Model, t.Student.LogZ, &t.batch, t.delta) }
-	u.StudentUpdate = func() { t.Student.update(cfg.ClipNorm) }
+	u.StudentUpdate = func() { t.Student.update(cfg.Student.Clip) }
 	switch {
 	case t.multiPath:
 		t.initTeachers()
@@ -394,7 +394,7 @@ func (t *Trainer) teachersStep() float64 {
 			l += d * d
 		}
 		s.tb.Grad(t.Env, a.Model, a.LogZ, &t.batch, s.delta)
-		a.update(t.Cfg.ClipNorm)
+		a.update(t.Cfg.Teacher.Clip)
 		loss += l / float64(n)
 	}
 	return loss / float64(len(t.Teachers))
@@ -407,7 +407,7 @@ func (t *Trainer) teacherStepLoss() float64 {
 	n := t.batch.Len()
 	nn.ZeroGrad(t.Teacher.Params())
 	loss := t.tbTeacher.Loss(t.Env, t.Teacher.Model, t.Teacher.LogZ, &t.batch, t.logRT, t.extraD[:n], true)
-	t.Teacher.update(t.Cfg.ClipNorm)
+	t.Teacher.update(t.Cfg.Teacher.Clip)
 	return loss
 }
 
@@ -445,20 +445,20 @@ func (t *Trainer) countModes(it *Iteration, agent int) {
 // addToBuffer stores the batch's terminal states with their priorities.
 func (t *Trainer) addToBuffer() {
 	w := t.Env.StateLen()
-	completion := t.Cfg.BufferPairing == "completion" && len(t.batch.Finished) == t.batch.Len()
+	completion := t.Cfg.Buffer.Pairing == "completion" && len(t.batch.Finished) == t.batch.Len()
 	for b := range t.batch.Len() {
 		x := t.batch.FinalState(b)
 		if completion {
 			x = t.batch.FinalState(int(t.batch.Finished[b])) // the pre-77091bf mismatch
 		}
 		var delta, logRT float64 // each computed only where its priority needs it
-		switch t.Cfg.Buffer {
+		switch t.Cfg.Buffer.Priority {
 		case replay.Loss:
 			delta = t.delta[b]
 		case replay.Teacher:
 			logRT = t.logRT[b]
 		}
-		p := teacher.Priority(t.Cfg.Buffer, t.logR[b], delta, 0, logRT)
+		p := teacher.Priority(t.Cfg.Buffer.Priority, t.logR[b], delta, 0, logRT)
 		t.buffer.Add(t.keyer.TerminalKey(x), x[:w], t.logR[b], p)
 	}
 }

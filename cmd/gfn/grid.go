@@ -51,17 +51,17 @@ func setupGrid(c *trainCmd) error {
 	fs.IntVar(&d.Batch, "batch", d.Batch, "trajectories per batch (>= 1)")
 	hidden := intList(d.Hidden)
 	fs.Var(&hidden, "hidden", "hidden layer widths of the policy MLPs")
-	fs.Float64Var(&d.LR, "lr", d.LR, "Adam learning rate of the Student policy")
-	fs.Float64Var(&d.TeacherLR, "teacher-lr", d.TeacherLR, "Adam learning rate of the Teacher policy")
-	fs.Float64Var(&d.LogZLR, "logz-lr", d.LogZLR, "Adam learning rate of log Z")
+	fs.Float64Var(&d.Student.LR, "lr", d.Student.LR, "Adam learning rate of the Student policy")
+	fs.Float64Var(&d.Teacher.LR, "teacher-lr", d.Teacher.LR, "Adam learning rate of the Teacher policy")
+	logZLR := fs.Float64("logz-lr", d.Student.LogZLR, "Adam learning rate of log Z (Student and Teacher)")
 	fs.Float64Var(&d.LogZInit, "logz-init", d.LogZInit, "initial log Z")
-	fs.Float64Var(&d.ClipNorm, "clip", d.ClipNorm, "gradient-norm clipping (0 = off)")
+	clip := fs.Float64("clip", d.Student.Clip, "gradient-norm clipping of each agent's policy and log Z (0 = off)")
 	fs.Float64Var(&d.Eps, "eps", d.Eps, "eps-uniform exploration mixed into the behaviour policies, in [0,1]")
 	fs.Float64Var(&d.Temperature, "temperature", d.Temperature, "logit temperature of the behaviour policies (> 0)")
-	treward := fs.String("teacher-reward", string(d.TeacherReward), "Teacher reward form: reference (authors' code) or paper")
-	fs.Float64Var(&d.C, "C", d.C, "extra weight C of under-sampled trajectories (delta > 0) in the Teacher reward")
-	fs.Float64Var(&d.Alpha, "alpha", d.Alpha, "reward mixing: weight alpha of log R in the Teacher reward")
-	fs.Float64Var(&d.TeacherEps, "teacher-eps", d.TeacherEps, "smoothing eps of the paper-form Teacher reward")
+	treward := fs.String("teacher-reward", string(train.RewardReference), "Teacher reward form: reference (authors' code) or paper")
+	fs.Float64Var(&d.Reward.C, "C", d.Reward.C, "extra weight C of under-sampled trajectories (delta > 0) in the Teacher reward")
+	fs.Float64Var(&d.Reward.Alpha, "alpha", d.Reward.Alpha, "reward mixing: weight alpha of log R in the Teacher reward")
+	fs.Float64Var(&d.Reward.Eps, "teacher-eps", d.Reward.Eps, "smoothing eps of the paper-form Teacher reward")
 	fs.IntVar(&d.NMC, "n-mc", d.NMC, "backward trajectories per x averaged in the Teacher reward (>= 1)")
 	fs.IntVar(&d.Teachers, "teachers", 1, "number of Teachers K of method teacher; K > 1 take the T slots in turn and share the Teacher reward by --teacher-split")
 	split := fs.String("teacher-split", string(teacher.Share), "how K > 1 Teachers share the reward: share (R_T times Teacher k's share of the Teachers' probability of x) or none (each the whole R_T)")
@@ -69,11 +69,11 @@ func setupGrid(c *trainCmd) error {
 	ratio := fs.String("ratio", "", "behaviour ratio Student:Teacher:Buffer, like 1:1:2 (SBTB) or 2:1:3; an alternative to --schedule")
 	buffer := fs.String("buffer", "", "replay buffer priority: uniform, reward (PRT), loss (delta^2) or teacher (PER); empty = no buffer")
 	ties := fs.String("buffer-ties", "oldest", "order of buffer entries of equal priority for the rank weights: oldest (first stored first) or hash (a fixed pseudo-random order, as the reference's unstable sort scatters them)")
-	fs.StringVar(&d.BufferPairing, "buffer-pairing", "batch", "batch (correct) or completion: the reference code before commit 77091bf, which stored terminal states with other trajectories' rewards (the paper's PRT/PER rows)")
-	fs.IntVar(&d.BufferCap, "buffer-size", 0, "replay buffer capacity (0 = the reference's int(0.1*(H-1+d)*(H-1)^(d-1)))")
-	fs.BoolVar(&d.LocalSearch, "ls", false, "back-and-forth local search on 1 in 8 Student (tb) or 1 in 4 Teacher batches")
-	fs.IntVar(&d.LSIterations, "ls-iterations", d.LSIterations, "local search rounds per batch")
-	fs.Float64Var(&d.LSBackRatio, "ls-back-ratio", d.LSBackRatio, "fraction of a trajectory's states that local search backtracks, in (0,1]")
+	fs.StringVar(&d.Buffer.Pairing, "buffer-pairing", "batch", "batch (correct) or completion: the reference code before commit 77091bf, which stored terminal states with other trajectories' rewards (the paper's PRT/PER rows)")
+	fs.IntVar(&d.Buffer.Cap, "buffer-size", 0, "replay buffer capacity (0 = the reference's int(0.1*(H-1+d)*(H-1)^(d-1)))")
+	fs.BoolVar(&d.LS.On, "ls", false, "back-and-forth local search on 1 in 8 Student (tb) or 1 in 4 Teacher batches")
+	fs.IntVar(&d.LS.Iterations, "ls-iterations", d.LS.Iterations, "local search rounds per batch")
+	fs.Float64Var(&d.LS.BackRatio, "ls-back-ratio", d.LS.BackRatio, "fraction of a trajectory's states that local search backtracks, in (0,1]")
 	fs.Uint64Var(&d.Seed, "seed", 0, "random seed; the same seed gives the same run")
 	fs.IntVar(&c.evalEvery, "eval-every", 0, "iterations between curve points (0 = 50 points per run)")
 	evalSamples := fs.Int("eval-samples", 100000, "fresh Student samples for the final empirical L1 (0 = skip)")
@@ -111,10 +111,19 @@ func setupGrid(c *trainCmd) error {
 			}
 			u.rec.Dim, u.rec.Side = spec.Dim, spec.Side
 		}
-		d.Method, d.TeacherReward, d.Hidden = train.Method(*method), train.TeacherReward(*treward), hidden
-		d.Buffer = replay.Priority(*buffer)
+		d.Method, d.Hidden = train.Method(*method), hidden
+		d.Student.LogZLR, d.Teacher.LogZLR, d.Student.Clip, d.Teacher.Clip = *logZLR, *logZLR, *clip, *clip
+		switch train.TeacherReward(*treward) {
+		case train.RewardReference:
+			d.Reward.Form = teacher.GridReference
+		case train.RewardPaper:
+			d.Reward.Form = teacher.Paper
+		default:
+			return "", usagef("teacher reward %q is unknown (allowed: reference, paper)", *treward)
+		}
+		d.Buffer.Priority = replay.Priority(*buffer)
 		if *ties != "oldest" {
-			d.BufferTies = *ties // empty, the default, keeps older runs' config.json as it was
+			d.Buffer.Ties = *ties // empty, the default, keeps older runs' config.json as it was
 		}
 		if d.Teachers > 1 {
 			d.TeacherSplit = teacher.Split(*split)
