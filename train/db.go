@@ -69,9 +69,9 @@ func trajectoryTarget(cfg Config, ds []float64, logR float64) float64 {
 // sampleTransitions draws a replay batch of single transitions.
 func (t *Trainer) sampleTransitions() {
 	w := t.Env.StateLen()
-	n := t.Cfg.Batch * 8
+	n := t.cfg.Batch * 8
 	if rt, ok := t.Env.(TransitionReplayer); ok {
-		n = rt.ReplayTransitions(t.Cfg.Batch)
+		n = rt.ReplayTransitions(t.cfg.Batch)
 	}
 	t.bufX, t.logR = t.buffer.Sample(n, t.rng, t.bufX[:0], t.logR[:0])
 	x := &t.db.trans
@@ -87,7 +87,7 @@ func (t *Trainer) sampleTransitions() {
 }
 
 func (t *Trainer) stepDB(role byte, it *Iteration) {
-	cfg, db := t.Cfg, &t.db
+	cfg, db := t.cfg, &t.db
 	needRT := t.Teacher != nil || (t.buffer != nil && cfg.Buffer.Priority == replay.Teacher)
 	if role == 'B' {
 		x := &db.trans
@@ -156,7 +156,7 @@ func (t *Trainer) stepDB(role byte, it *Iteration) {
 // dbMonteCarlo averages the Teacher targets over NMC-1 extra backward
 // trajectories per terminal state, in the log domain.
 func (t *Trainer) dbMonteCarlo() {
-	cfg, db, tr := t.Cfg, &t.db, &t.batch
+	cfg, db, tr := t.cfg, &t.db, &t.batch
 	n, w := tr.Len(), t.Env.StateLen()
 	db.rep = db.rep[:0]
 	db.extraLR = db.extraLR[:0]
@@ -188,7 +188,7 @@ func (t *Trainer) addTransitions() {
 			copy(entry, s)
 			entry[w] = tr.Actions[k]
 			var p float64 = 1 // the reference's priority for "reward" and uniform
-			switch t.Cfg.Buffer.Priority {
+			switch t.cfg.Buffer.Priority {
 			case replay.Teacher:
 				p = db.rt[k]
 			case replay.Loss:

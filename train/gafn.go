@@ -108,7 +108,7 @@ func (g *gafnState) uniqueRows(states []int32, rows, w int, ids *[]int32, out *[
 // network pass runs once per distinct state (trajectories share states);
 // gradients of duplicates are summed, which is exact.
 func (t *Trainer) stepGAFN(it *Iteration) {
-	cfg, g, env, tr := t.Cfg, t.gafn, t.Env, &t.batch
+	cfg, g, env, tr := t.cfg, t.gafn, t.Env, &t.batch
 	n, T, w := tr.Len(), tr.NumTransitions(), env.StateLen()
 	it.MeanLength = float64(T) / float64(n)
 

@@ -81,8 +81,8 @@ func TestLocalSearchAcceptance(t *testing.T) {
 }
 
 func TestLocalSearchSchedule(t *testing.T) {
-	tb := &Trainer{Cfg: Config{Method: MethodTB}}
-	te := &Trainer{Cfg: Config{Method: MethodTeacher}}
+	tb := &Trainer{cfg: Config{Method: MethodTB}}
+	te := &Trainer{cfg: Config{Method: MethodTeacher}}
 	var sDue, tDue []int
 	for i := range 32 {
 		if tb.lsDue('S', i) {

@@ -24,7 +24,7 @@ type lsState struct {
 // Student batches for method tb, 1 in 4 Teacher batches for the Teacher,
 // with the reference's exact iteration arithmetic.
 func (t *Trainer) lsDue(role byte, i int) bool {
-	if t.Cfg.Method == MethodTeacher {
+	if t.cfg.Method == MethodTeacher {
 		return role == 'T' && (i/4)%4 == 3
 	}
 	return role == 'S' && (i/2)%8 == 7
@@ -32,7 +32,7 @@ func (t *Trainer) lsDue(role byte, i int) bool {
 
 // localSearch refines t.batch (with rewards t.logR) in place.
 func (t *Trainer) localSearch(searcher *Agent, teacher bool) error {
-	cfg, ls, env := t.Cfg, &t.ls, t.Env
+	cfg, ls, env := t.cfg, &t.ls, t.Env
 	n, w := t.batch.Len(), env.StateLen()
 	ls.score = grow(ls.score, n)
 	ls.candScore = grow(ls.candScore, n)

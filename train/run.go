@@ -287,12 +287,12 @@ func (f *family) prepare() error {
 // the end.
 func (f *family) Layout() run.Layout {
 	return run.Layout{Kind: "grid", Unit: "iteration", Columns: columns, Means: []string{"student_loss", "teacher_loss"},
-		Digits: 8, Cadence: run.Cadence{Every: max(f.t.Cfg.Steps()/50, 1), First: 1, AtStart: true, AtEnd: true}, Config: f.st}
+		Digits: 8, Cadence: run.Cadence{Every: max(f.t.cfg.Steps()/50, 1), First: 1, AtStart: true, AtEnd: true}, Config: f.st}
 }
 
 func (f *family) Done() bool { return f.t.Done() }
 
-func (f *family) Progress() (done, total int) { return f.t.Step, f.t.Cfg.Steps() }
+func (f *family) Progress() (done, total int) { return f.t.Step, f.t.cfg.Steps() }
 
 func (f *family) Step() ([]float64, error) {
 	t := f.t
@@ -346,7 +346,7 @@ func putDistances(row []float64, d *metrics.Distances) {
 func (f *family) Finish(*run.Curve) (any, error) {
 	t, env, res := f.t, f.t.Env, f.res
 	s := &res.Summary
-	s.Task, s.Method, s.Seed = fmt.Sprint(env), t.Cfg.Method, t.Cfg.Seed
+	s.Task, s.Method, s.Seed = fmt.Sprint(env), t.cfg.Method, t.cfg.Seed
 	s.GradSteps, s.RewardCalls, s.ModesFound = t.GradSteps, t.RewardCalls, len(t.ModesFound)
 	if t.ModesBy != nil {
 		s.StudentModes, s.TeacherModes, s.TeacherOnlyModes = modeShares(t.ModesBy, len(t.Teachers))

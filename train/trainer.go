@@ -70,7 +70,7 @@ type TransitionReplayer interface {
 // Trainer holds the state of one training run.
 type Trainer struct {
 	Env     discrete.Env
-	Cfg     Config
+	cfg     Config
 	Student *Agent
 	Teacher *Agent // nil for method tb
 	// Teachers holds every Teacher, Teachers[0] == Teacher: one, or
@@ -146,7 +146,7 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 	src := rand.NewPCG(cfg.Seed, trainStream)
 	rng := rand.New(src)
 	t := &Trainer{
-		Env: env, Cfg: cfg, rng: rng, src: src, sampler: discrete.NewSampler(env), schedule: cfg.schedule(),
+		Env: env, cfg: cfg, rng: rng, src: src, sampler: discrete.NewSampler(env), schedule: cfg.schedule(),
 		reward: cfg.Reward,
 	}
 	fenv, err := featurized(env)
@@ -214,7 +214,7 @@ func featurized(env discrete.Env) (discrete.FeaturizedEnv, error) {
 // bufferWidth is the number of words of a buffer entry: a state, or for
 // DB a state and an action.
 func (t *Trainer) bufferWidth() int {
-	if t.Cfg.Objective == ObjectiveDB {
+	if t.cfg.Objective == ObjectiveDB {
 		return t.Env.StateLen() + 1
 	}
 	return t.Env.StateLen()
@@ -223,7 +223,7 @@ func (t *Trainer) bufferWidth() int {
 // Done reports whether the next iteration would exceed the reward-call
 // budget (a replay costs none; local search costs a batch per round).
 func (t *Trainer) Done() bool {
-	return !(teacher.Budget{Limit: t.Cfg.RewardCalls, Used: t.RewardCalls}).Allows(t.nextCost())
+	return !(teacher.Budget{Limit: t.cfg.RewardCalls, Used: t.RewardCalls}).Allows(t.nextCost())
 }
 
 func (t *Trainer) nextCost() int {
@@ -231,16 +231,16 @@ func (t *Trainer) nextCost() int {
 	if role == 'B' {
 		return 0
 	}
-	cost := t.Cfg.Batch
-	if t.Cfg.LS.On && t.lsDue(role, t.Step) {
-		cost += t.Cfg.Batch * t.Cfg.LS.Iterations
+	cost := t.cfg.Batch
+	if t.cfg.LS.On && t.lsDue(role, t.Step) {
+		cost += t.cfg.Batch * t.cfg.LS.Iterations
 	}
 	return cost
 }
 
 // Iterate runs one training iteration.
 func (t *Trainer) Iterate() (Iteration, error) {
-	cfg := t.Cfg
+	cfg := t.cfg
 	i := t.Step
 	it := Iteration{Role: byte(t.schedule.Role(i)), TeacherLoss: math.NaN()}
 	role := byte(t.schedule.Effective(i, t.buffered())) // nothing to replay yet: S
@@ -325,7 +325,7 @@ func (t *Trainer) stepTB(role byte, it *Iteration) {
 // the Student's δ before its update, the Teacher's targets from δ, then
 // the Student's backward pass and update beside the Teacher's step.
 func (t *Trainer) initUpdate() {
-	cfg := t.Cfg
+	cfg := t.cfg
 	u := &t.update
 	u.Delta = func() float64 {
 		nn.ZeroGrad(t.Student.Params())
@@ -380,7 +380,7 @@ func (t *Trainer) teachersStep() float64 {
 		}
 		t.logPs[k], t.targets[k] = s.logP, s.target
 	}
-	t.Cfg.split().Targets(t.logRT[:n], t.logPs, t.targets)
+	t.cfg.split().Targets(t.logRT[:n], t.logPs, t.targets)
 	var loss float64
 	for k, a := range t.Teachers {
 		s := &t.multi[k]
@@ -394,7 +394,7 @@ func (t *Trainer) teachersStep() float64 {
 			l += d * d
 		}
 		s.tb.Grad(t.Env, a.Model, a.LogZ, &t.batch, s.delta)
-		a.update(t.Cfg.Teacher.Clip)
+		a.update(t.cfg.Teacher.Clip)
 		loss += l / float64(n)
 	}
 	return loss / float64(len(t.Teachers))
@@ -407,7 +407,7 @@ func (t *Trainer) teacherStepLoss() float64 {
 	n := t.batch.Len()
 	nn.ZeroGrad(t.Teacher.Params())
 	loss := t.tbTeacher.Loss(t.Env, t.Teacher.Model, t.Teacher.LogZ, &t.batch, t.logRT, t.extraD[:n], true)
-	t.Teacher.update(t.Cfg.Teacher.Clip)
+	t.Teacher.update(t.cfg.Teacher.Clip)
 	return loss
 }
 
@@ -445,27 +445,27 @@ func (t *Trainer) countModes(it *Iteration, agent int) {
 // addToBuffer stores the batch's terminal states with their priorities.
 func (t *Trainer) addToBuffer() {
 	w := t.Env.StateLen()
-	completion := t.Cfg.Buffer.Pairing == "completion" && len(t.batch.Finished) == t.batch.Len()
+	completion := t.cfg.Buffer.Pairing == "completion" && len(t.batch.Finished) == t.batch.Len()
 	for b := range t.batch.Len() {
 		x := t.batch.FinalState(b)
 		if completion {
 			x = t.batch.FinalState(int(t.batch.Finished[b])) // the pre-77091bf mismatch
 		}
 		var delta, logRT float64 // each computed only where its priority needs it
-		switch t.Cfg.Buffer.Priority {
+		switch t.cfg.Buffer.Priority {
 		case replay.Loss:
 			delta = t.delta[b]
 		case replay.Teacher:
 			logRT = t.logRT[b]
 		}
-		p := teacher.Priority(t.Cfg.Buffer.Priority, t.logR[b], delta, 0, logRT)
+		p := teacher.Priority(t.cfg.Buffer.Priority, t.logR[b], delta, 0, logRT)
 		t.buffer.Add(t.keyer.TerminalKey(x), x[:w], t.logR[b], p)
 	}
 }
 
 // teacherTargets fills t.logRT with the Teacher's log-reward for the batch.
 func (t *Trainer) teacherTargets() {
-	cfg := t.Cfg
+	cfg := t.cfg
 	n := t.batch.Len()
 	t.logRT = grow(t.logRT, n)
 	t.extraD = grow(t.extraD, n)
