@@ -105,17 +105,11 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	fs := newFlagSet("bench grid", "Run every method × grid × seed of one of the paper's grid tables as separate gfn train\nprocesses (resumable: runs with a summary.json are skipped, runs with a checkpoint and no\nsummary continue with gfn train --resume; runs checkpoint every 1,000 iterations), then write\nresults.csv, results.md (mean ± std next to the paper's numbers) and figures/ to --out, from\nevery finished run of the table there (a --methods or --grids subset keeps the others' rows).")
 	table := fs.String("table", "tb", "table to reproduce: "+strings.Join(names, ", ")+" (tb is the paper's main grid table, Table 1)")
-	seeds := fs.Int("seeds", 0, "seeds per method and grid (0 = the table's: 5 for tb, 3 otherwise)")
-	jobs := fs.Int("jobs", runtime.NumCPU(), "runs at a time")
-	quick := fs.Bool("quick", false, "smoke run: 1 seed, 1/20 of the reward calls, 2000 evaluation samples")
+	tf := addTableFlags(fs, "seeds per method and grid (0 = the table's: 5 for tb, 3 otherwise)", "smoke run: 1 seed, 1/20 of the reward calls, 2000 evaluation samples")
 	out := fs.String("out", "", "output directory (default runs/bench-grid-<table>)")
 	evalSamples := fs.Int("eval-samples", 0, "fresh Student samples for the empirical L1 (0 = 100000, 2000 with --quick)")
-	methods := fs.String("methods", "", "comma-separated subset of the table's methods")
 	grids := fs.String("grids", "", "comma-separated subset of grids, like d2H128,d4H16")
-	collect := fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished in --out")
-	status := fs.Bool("status", false, "run nothing: list every run of the table in --out and where it stands (finished, the step its checkpoint records, not started) with the time left estimated from finished runs of the same kind")
-	slurm := addSlurmFlags(fs)
-	if err := parse(fs, args, stdout); err != nil {
+	if err := tf.parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
 		}
@@ -125,23 +119,20 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return usageError{err}
 	}
-	if *seeds < 0 || *jobs < 1 || *evalSamples < 0 {
-		return usagef("seeds %d, jobs %d and eval-samples %d must be >= 0, >= 1 and >= 0", *seeds, *jobs, *evalSamples)
+	if *evalSamples < 0 {
+		return usagef("eval-samples %d must be >= 0", *evalSamples)
 	}
-	if err := slurm.check(fs, *collect); err != nil {
-		return err
-	}
-	o := bench.GridOptions{Out: *out, Seeds: *seeds, Jobs: *jobs, Quick: *quick, EvalSamples: *evalSamples, CollectOnly: *collect}
+	o := bench.GridOptions{Out: *out, Seeds: *tf.seeds, Jobs: *tf.jobs, Quick: *tf.quick, EvalSamples: *evalSamples, CollectOnly: *tf.collect}
 	if o.Out == "" {
 		o.Out = filepath.Join("runs", "bench-grid-"+t.Name)
 	}
-	if *methods != "" {
-		for _, m := range strings.Split(*methods, ",") {
-			if _, ok := bench.GridMethods[m]; !ok {
-				return usagef("method %q is unknown (table %s has %s)", m, t.Name, strings.Join(t.Methods, ", "))
-			}
-			o.Methods = append(o.Methods, m)
+	if o.Methods, err = tf.methodList(func(m string) error {
+		if _, ok := bench.GridMethods[m]; !ok {
+			return usagef("method %q is unknown (table %s has %s)", m, t.Name, strings.Join(t.Methods, ", "))
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	if *grids != "" {
 		for _, g := range strings.Split(*grids, ",") {
@@ -152,7 +143,56 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			o.Grids = append(o.Grids, bench.Grid{Dim: d, Side: h})
 		}
 	}
-	return benchTable(ctx, []string{"bench", "grid"}, fs, *status, slurm, &o.Out, func() bench.Table { return bench.GridRun{T: t, O: o} }, o.Jobs, o.CollectOnly, stdout, stderr)
+	return benchTable(ctx, []string{"bench", "grid"}, fs, tf, &o.Out, func() bench.Table { return bench.GridRun{T: t, O: o} }, stdout, stderr)
+}
+
+// tableFlags are the flags every gfn bench table command takes.
+type tableFlags struct {
+	seeds, jobs            *int
+	quick, collect, status *bool
+	methods                *string
+	slurm                  *slurmFlags
+}
+
+// addTableFlags defines them; seedsHelp and quickHelp are the table's.
+func addTableFlags(fs *flag.FlagSet, seedsHelp, quickHelp string) tableFlags {
+	return tableFlags{
+		seeds:   fs.Int("seeds", 0, seedsHelp),
+		jobs:    fs.Int("jobs", runtime.NumCPU(), "runs at a time (each with GOMAXPROCS = cores / jobs unless GOMAXPROCS is set)"),
+		quick:   fs.Bool("quick", false, quickHelp),
+		collect: fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished"),
+		status:  fs.Bool("status", false, "run nothing: list every run of the table in --out and where it stands (finished, the step its checkpoint records, not started) with the time left estimated from finished runs of the same kind"),
+		methods: fs.String("methods", "", "comma-separated subset of the table's methods (rows)"),
+		slurm:   addSlurmFlags(fs),
+	}
+}
+
+// parse parses args and checks the shared flags.
+func (f tableFlags) parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	if err := parse(fs, args, stdout); err != nil {
+		return err
+	}
+	if *f.seeds < 0 || *f.jobs < 1 {
+		return usagef("seeds %d must be >= 0 and jobs %d >= 1", *f.seeds, *f.jobs)
+	}
+	return f.slurm.check(fs, *f.collect)
+}
+
+// methodList splits --methods, each checked by known (which names the
+// allowed ones in its error).
+func (f tableFlags) methodList(known func(string) error) ([]string, error) {
+	if *f.methods == "" {
+		return nil, nil
+	}
+	var ms []string
+	for _, m := range strings.Split(*f.methods, ",") {
+		m = strings.TrimSpace(m)
+		if err := known(m); err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
+	}
+	return ms, nil
 }
 
 // benchTable is the part of every gfn bench table command after its
@@ -160,8 +200,9 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 // the results (results.csv, results.md, figures) and their Markdown on
 // stdout. out is the table's --out (made absolute for Slurm before
 // table builds the table).
-func benchTable(ctx context.Context, command []string, fs *flag.FlagSet, status bool, slurm *slurmFlags, out *string, table func() bench.Table, lanes int, collect bool, stdout, stderr io.Writer) error {
-	if status {
+func benchTable(ctx context.Context, command []string, fs *flag.FlagSet, f tableFlags, out *string, table func() bench.Table, stdout, stderr io.Writer) error {
+	slurm, lanes := f.slurm, *f.jobs
+	if *f.status {
 		t := table()
 		rs, err := bench.TableStatus(t)
 		if err != nil {
@@ -189,7 +230,7 @@ func benchTable(ctx context.Context, command []string, fs *flag.FlagSet, status 
 	if err != nil {
 		return err
 	}
-	md, files, runErr, err := bench.RunTable(ctx, t, bench.LaneOptions{Lanes: lanes, CollectOnly: collect}, run, stderr)
+	md, files, runErr, err := bench.RunTable(ctx, t, bench.LaneOptions{Lanes: lanes, CollectOnly: *f.collect}, run, stderr)
 	if err != nil {
 		return err
 	}
@@ -231,17 +272,11 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	fs := newFlagSet("bench diffusion", "Run every method × task × seed of one of the paper's diffusion-sampler tables as separate gfn\ntrain processes, --jobs at a time, into --out/<table>/<task>-<method>-seed<S>. Resumable: a run\nwith a summary.json is skipped, one with a checkpoint and no summary is continued with gfn\ntrain --resume (checkpoints every 500 iterations), others start afresh. Then writes\nresults.csv, results.md (mean ± std next to the paper's numbers) and figures/ to --out/<table>,\nfrom every finished run of the table there (a --methods or --tasks subset keeps the others'\nrows). A run whose final ELBO is more than 1 nat below its first evaluation's (step 0, after\none iteration) diverged: it is left out of the means, stds and mean curves, counted as \"+N\ndiverged\" and named with its iteration in results.md, and kept in results.csv (start_elbo,\ndiverged_at). Tables: main (Table 2: smc, ggns, pis, tb, eps, prt, per, teacher on 25gmm and\nmanywell), alpha (teacher with alpha 0 and 0.5; alpha 0.5 copies main's finished teacher runs,\nthe same command), local-search (per and teacher with --ls on manywell), passes (per and\nteacher with --buffer-passes, the authors' stale buffer draws, on 25gmm; not in the paper).")
 	table := fs.String("table", "main", "table to reproduce: "+strings.Join(names, ", ")+" (main is the paper's Table 2)")
-	seeds := fs.Int("seeds", 0, "seeds per method and task (0 = the paper's 5; 1 with --quick)")
-	jobs := fs.Int("jobs", runtime.NumCPU(), "runs at a time")
-	quick := fs.Bool("quick", false, "smoke run: 1 seed, 40 iterations of 64 trajectories of 20 steps, width 64, small evaluations")
+	tf := addTableFlags(fs, "seeds per method and task (0 = the paper's 5; 1 with --quick)", "smoke run: 1 seed, 40 iterations of 64 trajectories of 20 steps, width 64, small evaluations")
 	out := fs.String("out", filepath.Join("runs", "bench-diffusion"), "root output directory: the table's runs and results go to <out>/<table>")
-	methods := fs.String("methods", "", "comma-separated subset of the table's methods")
 	tasks := fs.String("tasks", "", "comma-separated tasks (25gmm, manywell; default the table's)")
 	preset := fs.String("preset", "paper", "training settings: paper (reproduces the paper's table) or reference (the released code)")
-	collect := fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished")
-	status := fs.Bool("status", false, "run nothing: list every run of the table in --out and where it stands (finished, the step its checkpoint records, not started) with the time left estimated from finished runs of the same kind")
-	slurm := addSlurmFlags(fs)
-	if err := parse(fs, args, stdout); err != nil {
+	if err := tf.parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
 		}
@@ -251,23 +286,17 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return usageError{err}
 	}
-	if *seeds < 0 || *jobs < 1 {
-		return usagef("seeds %d must be >= 0 and jobs %d >= 1", *seeds, *jobs)
-	}
-	if err := slurm.check(fs, *collect); err != nil {
-		return err
-	}
 	if !slices.Contains(diffusion.Presets, *preset) {
 		return usagef("preset %q is unknown (allowed: %s)", *preset, strings.Join(diffusion.Presets, ", "))
 	}
-	o := bench.DiffusionOptions{Out: *out, Seeds: *seeds, Jobs: *jobs, Quick: *quick, Preset: *preset, CollectOnly: *collect}
-	if *methods != "" {
-		for _, m := range strings.Split(*methods, ",") {
-			if _, ok := bench.DiffusionMethods[m]; !ok {
-				return usagef("method %q is unknown (table %s has %s)", m, t.Name, strings.Join(t.Methods, ", "))
-			}
-			o.Methods = append(o.Methods, m)
+	o := bench.DiffusionOptions{Out: *out, Seeds: *tf.seeds, Jobs: *tf.jobs, Quick: *tf.quick, Preset: *preset, CollectOnly: *tf.collect}
+	if o.Methods, err = tf.methodList(func(m string) error {
+		if _, ok := bench.DiffusionMethods[m]; !ok {
+			return usagef("method %q is unknown (table %s has %s)", m, t.Name, strings.Join(t.Methods, ", "))
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	if *tasks != "" {
 		for _, k := range strings.Split(*tasks, ",") {
@@ -278,5 +307,5 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 		}
 	}
 	rep := bench.DiffusionReport{Command: strings.Join(append([]string{"gfn bench diffusion"}, args...), " ")}
-	return benchTable(ctx, []string{"bench", "diffusion"}, fs, *status, slurm, &o.Out, func() bench.Table { return bench.DiffusionRun{T: t, O: o, Report: rep} }, o.Jobs, o.CollectOnly, stdout, stderr)
+	return benchTable(ctx, []string{"bench", "diffusion"}, fs, tf, &o.Out, func() bench.Table { return bench.DiffusionRun{T: t, O: o, Report: rep} }, stdout, stderr)
 }

@@ -45,32 +45,23 @@ func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Write
 	table := fs.String("table", "main", "experiment: "+strings.Join(tableNames, ", "))
 	tasks := fs.String("task", "all", "tasks: all (the table's: every task for main, tfbind8 for the others), or a comma-separated list of "+strings.Join(bench.BiochemTasks, ", "))
 	fs.StringVar(tasks, "tasks", "all", "the same as --task (the name bench diffusion uses)")
-	methods := fs.String("methods", "", "comma-separated methods (rows) of the table (default: all of them)")
-	seeds := fs.Int("seeds", 0, fmt.Sprintf("runs per method and task, with seeds 0 to seeds-1 (0 = %d; 1 with --quick)", bench.BiochemDefaultSeeds))
-	jobs := fs.Int("jobs", 2, "runs at a time")
-	quick := fs.Bool("quick", false, "smoke run: 1 seed, 1/20 of each task's rounds, an evaluation every quarter of those, 256 evaluation samples")
+	tf := addTableFlags(fs, fmt.Sprintf("runs per method and task, with seeds 0 to seeds-1 (0 = %d; 1 with --quick)", bench.BiochemDefaultSeeds), "smoke run: 1 seed, 1/20 of each task's rounds, an evaluation every quarter of those, 256 evaluation samples")
 	out := fs.String("out", filepath.Join("runs", "bench-biochem"), "root output directory: the runs and results go to <out>/biochem (other tables: <out>/biochem-<table>)")
 	ckEvery := fs.Int("checkpoint-every", bench.BiochemCheckpointEvery, "rounds between a run's checkpoints (0 = only at the end)")
-	collect := fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished")
-	status := fs.Bool("status", false, "run nothing: list every run of the table in --out and where it stands (finished, the step its checkpoint records, not started) with the time left estimated from finished runs of the same kind")
-	slurm := addSlurmFlags(fs)
-	if err := parse(fs, args, stdout); err != nil {
+	if err := tf.parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
 		}
 		return err
 	}
-	if *seeds < 0 || *jobs < 1 || *ckEvery < 0 {
-		return usagef("seeds %d must be >= 0, jobs %d >= 1 and checkpoint-every %d >= 0", *seeds, *jobs, *ckEvery)
-	}
-	if err := slurm.check(fs, *collect); err != nil {
-		return err
+	if *ckEvery < 0 {
+		return usagef("checkpoint-every %d must be >= 0", *ckEvery)
 	}
 	tab, err := bench.BiochemTableByName(*table)
 	if err != nil {
 		return usagef("table %q is unknown (allowed: %s)", *table, strings.Join(tableNames, ", "))
 	}
-	o := bench.BiochemOptions{Out: *out, Table: tab.Name, Seeds: *seeds, Jobs: *jobs, Quick: *quick, CheckpointEvery: *ckEvery, CollectOnly: *collect}
+	o := bench.BiochemOptions{Out: *out, Table: tab.Name, Seeds: *tf.seeds, Jobs: *tf.jobs, Quick: *tf.quick, CheckpointEvery: *ckEvery, CollectOnly: *tf.collect}
 	if *tasks != "all" {
 		for _, k := range strings.Split(*tasks, ",") {
 			t, err := biochem.Named(strings.TrimSpace(k))
@@ -80,15 +71,14 @@ func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Write
 			o.Tasks = append(o.Tasks, t.Name())
 		}
 	}
-	if *methods != "" {
-		for _, m := range strings.Split(*methods, ",") {
-			m = strings.TrimSpace(m)
-			if !slices.Contains(tab.Methods, m) {
-				return usagef("method %q is not a row of table %s (allowed: %s)", m, tab.Name, strings.Join(tab.Methods, ", "))
-			}
-			o.Methods = append(o.Methods, m)
+	if o.Methods, err = tf.methodList(func(m string) error {
+		if !slices.Contains(tab.Methods, m) {
+			return usagef("method %q is not a row of table %s (allowed: %s)", m, tab.Name, strings.Join(tab.Methods, ", "))
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	rep := bench.BiochemReport{Command: strings.Join(append([]string{"gfn bench biochem"}, args...), " ")}
-	return benchTable(ctx, []string{"bench", "biochem"}, fs, *status, slurm, &o.Out, func() bench.Table { return bench.BiochemRun{O: o, Report: rep} }, o.Jobs, o.CollectOnly, stdout, stderr)
+	return benchTable(ctx, []string{"bench", "biochem"}, fs, tf, &o.Out, func() bench.Table { return bench.BiochemRun{O: o, Report: rep} }, stdout, stderr)
 }
