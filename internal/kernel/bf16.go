@@ -96,6 +96,10 @@ func GemmBF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float3
 		}
 		return
 	}
+	if amxOnce.Do(initAMX); bf16AMX {
+		gemmAMX(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
+		return
+	}
 	parts := shareCount()
 	if parts == 1 || m*n*k < bfParallelMACs || m <= 2*bfMR {
 		s := scratchPool.Get().(*scratch)
@@ -156,7 +160,7 @@ func blockedBF16(s *scratch, transA, transB bool, lo, hi, jlo, jhi, k int, a []f
 		if p0 == 0 && !accumulate {
 			acc = 0
 		}
-		pb := packBBF16(s, transB, b, ldb, jlo, jhi, p0, kc)
+		pb := packBBF16(s, transB, b, ldb, jlo, jhi, p0, kc, kp)
 		for i0 := lo; i0 < hi; i0 += bfMC {
 			mc := min(bfMC, hi-i0)
 			pa, rs, ps := packABF16(s, transA, a, lda, i0, mc, p0, kc)
@@ -316,18 +320,19 @@ func pairCols(dst []uint32, ds int, src []float32, ss, rows, np int) {
 }
 
 // packBBF16 packs op(B)[p0:p0+kc, jlo:jhi] into panels of bfNR columns, each
-// kp pair rows of bfNR words, columns past jhi and an odd kc's last high
-// halves zero.
-func packBBF16(s *scratch, transB bool, b []float32, ldb, jlo, jhi, p0, kc int) []uint32 {
+// kpp ≥ (kc+1)/2 pair rows of bfNR words, columns past jhi, an odd kc's last
+// high halves and the pair rows past (kc+1)/2 zero.
+func packBBF16(s *scratch, transB bool, b []float32, ldb, jlo, jhi, p0, kc, kpp int) []uint32 {
 	kp, k2 := (kc+1)/2, kc/2
 	cols := roundUpBF(jhi-jlo, bfNR)
-	pb := growU32(&s.bfB, cols*kp)
+	pb := growU32(&s.bfB, cols*kpp)
 	var panelT []float32
 	if transB {
 		panelT = growF32s(&s.b, kc*bfNR)
 	}
 	for j := jlo; j < jlo+cols; j += bfNR {
-		panel := pb[(j-jlo)*kp : (j-jlo+bfNR)*kp]
+		panel := pb[(j-jlo)*kpp : (j-jlo+bfNR)*kpp]
+		clear(panel[kp*bfNR:])
 		w := min(bfNR, jhi-j)
 		if transB {
 			// B is stored n×k: transpose the panel's columns to kc rows of
@@ -358,7 +363,7 @@ func packBBF16(s *scratch, transB bool, b []float32, ldb, jlo, jhi, p0, kc int) 
 	}
 	if !transB {
 		// Whole rows of B at once, each panel's part to its panel.
-		pairRows(pb, bfNR, bfNR*kp, b[p0*ldb+jlo:], ldb, k2, jhi-jlo)
+		pairRows(pb, bfNR, bfNR*kpp, b[p0*ldb+jlo:], ldb, k2, jhi-jlo)
 	}
 	return pb
 }

@@ -11,25 +11,27 @@ import (
 )
 
 // bfPaths lists the GemmBF16 paths this machine runs: the portable one
-// always, the AVX512_BF16 one where the CPU has it.
-func bfPaths() []bool {
+// always, the AVX512_BF16 one where the CPU has it, the AMX one where the
+// CPU has AMX-BF16 and the OS grants the tile state.
+func bfPaths() []string {
+	amxOnce.Do(initAMX)
+	paths := []string{"go"}
 	if hasBF16 {
-		return []bool{false, true}
+		paths = append(paths, "avx512bf16")
 	}
-	return []bool{false}
+	if hasAMX {
+		paths = append(paths, "amx")
+	}
+	return paths
 }
 
-func bfPathName(asm bool) string {
-	if asm {
-		return "avx512bf16"
-	}
-	return "go"
-}
-
-// useBF16Asm switches GemmBF16's path and returns the previous one.
-func useBF16Asm(asm bool) bool {
-	prev := bf16Asm
-	bf16Asm = asm
+// useBF16Path switches GemmBF16's path (a name BF16Kernel gives) and
+// returns the previous one. The AMX path packs with the AVX-512
+// conversions where the CPU has them.
+func useBF16Path(path string) string {
+	prev := BF16Kernel()
+	bf16Asm = hasBF16 && path != "go"
+	bf16AMX = path == "amx"
 	return prev
 }
 
@@ -148,8 +150,8 @@ func TestBF16PackingConversions(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	const rows, cols = 6, 75
 	src := bitPatterns(r, rows*cols+1)
-	for _, asm := range bfPaths() {
-		prev := useBF16Asm(asm)
+	for _, path := range bfPaths() {
+		prev := useBF16Path(path)
 		for _, n := range []int{1, 5, 16, 17, 32, 33, 64, 71} {
 			// Three pair rows of n columns, chunks of 32 columns 200 apart.
 			const ds, cs = 40, 200
@@ -159,7 +161,7 @@ func TestBF16PackingConversions(t *testing.T) {
 				for j := range n {
 					lo, hi := src[1+2*q*cols+j], src[1+(2*q+1)*cols+j]
 					if got, want := dst[q*ds+j/bfNR*cs+j%bfNR], bf16Round(lo)|bf16Round(hi)<<16; got != want {
-						t.Fatalf("%s: pairRows n=%d: (%d, %d) of %#08x, %#08x = %#08x, want %#08x", bfPathName(asm), n, q, j,
+						t.Fatalf("%s: pairRows n=%d: (%d, %d) of %#08x, %#08x = %#08x, want %#08x", path, n, q, j,
 							math.Float32bits(lo), math.Float32bits(hi), got, want)
 					}
 				}
@@ -171,20 +173,20 @@ func TestBF16PackingConversions(t *testing.T) {
 					for q := range np {
 						lo, hi := src[1+i*cols+2*q], src[1+i*cols+2*q+1]
 						if got, want := dst[i*cols+q], bf16Round(lo)|bf16Round(hi)<<16; got != want {
-							t.Fatalf("%s: pairCols np=%d: (%d, %d) of %#08x, %#08x = %#08x, want %#08x", bfPathName(asm), np, i, q,
+							t.Fatalf("%s: pairCols np=%d: (%d, %d) of %#08x, %#08x = %#08x, want %#08x", path, np, i, q,
 								math.Float32bits(lo), math.Float32bits(hi), got, want)
 						}
 					}
 					// Nothing written past the pairs asked for.
 					for q := np; q < cols; q++ {
 						if dst[i*cols+q] != 0 {
-							t.Fatalf("%s: pairCols np=%d wrote (%d, %d)", bfPathName(asm), np, i, q)
+							t.Fatalf("%s: pairCols np=%d wrote (%d, %d)", path, np, i, q)
 						}
 					}
 				}
 			}
 		}
-		useBF16Asm(prev)
+		useBF16Path(prev)
 	}
 }
 
@@ -306,7 +308,9 @@ func TestGemmBF16MatchesReference(t *testing.T) {
 		}
 	}
 	shapes = append(shapes, [][3]int{{257, 33, 65}, {33, 257, 63}, {31, 65, 257}, {257, 257, 17},
-		{17, 40, 513}, {25, 33, 1025}, {130, 70, 600}}...)
+		{17, 40, 513}, {25, 33, 1025}, {130, 70, 600},
+		// Whole 32×32 blocks and 32-value k steps (AMX), with and without edges.
+		{32, 32, 32}, {64, 64, 64}, {64, 96, 32}, {96, 64, 544}, {160, 96, 1024}, {300, 64, 64}, {129, 161, 1030}}...)
 	if testing.Short() {
 		shapes = slices.DeleteFunc(shapes, func(s [3]int) bool { return s[0]*s[1]*s[2] > 200_000 && s[2] < 513 })
 	}
@@ -325,17 +329,23 @@ func TestGemmBF16MatchesReference(t *testing.T) {
 				name := fmt.Sprintf("tA=%v/tB=%v/%dx%dx%d/acc=%v", tA, tB, m, n, k, acc)
 				want, sum, wantBF, sumBF := refBF16(tA, tB, m, n, k, a, lda, b, ldb, c0, ldc, acc)
 				var first []float32
-				for _, asm := range bfPaths() {
-					prev := useBF16Asm(asm)
+				for _, path := range bfPaths() {
+					prev := useBF16Path(path)
 					c := slices.Clone(c0)
 					GemmBF16(tA, tB, m, n, k, a, lda, b, ldb, c, ldc, acc)
-					useBF16Asm(prev)
-					worst = max(worst, checkBF16(t, bfPathName(asm)+"/"+name, m, n, c, ldc, c0, acc, want, sum, wantBF, sumBF, k))
-					if first == nil {
+					useBF16Path(prev)
+					worst = max(worst, checkBF16(t, path+"/"+name, m, n, c, ldc, c0, acc, want, sum, wantBF, sumBF, k))
+					switch {
+					case first == nil:
 						first = c
-					} else if i := bitsDiffer(first, c); i >= 0 {
-						t.Fatalf("%s: portable C[%d] = %v (%#08x), assembly %v (%#08x)", name, i,
-							first[i], math.Float32bits(first[i]), c[i], math.Float32bits(c[i]))
+					case path == "amx":
+						// Another summation order: within twice the bound.
+						checkPathsAgree(t, name, m, n, first, c, ldc, c0, acc, sumBF, k, 0)
+					default:
+						if i := bitsDiffer(first, c); i >= 0 {
+							t.Fatalf("%s: portable C[%d] = %v (%#08x), assembly %v (%#08x)", name, i,
+								first[i], math.Float32bits(first[i]), c[i], math.Float32bits(c[i]))
+						}
 					}
 				}
 			}
@@ -379,11 +389,11 @@ func TestGemmBF16TinyValues(t *testing.T) {
 		_, _, wantBF, sBF := refBF16(false, false, m, n, k, a, k, b, n, c0, n, acc)
 		g := bfGamma(k)
 		var first []float32
-		for _, asm := range bfPaths() {
-			prev := useBF16Asm(asm)
+		for _, path := range bfPaths() {
+			prev := useBF16Path(path)
 			c := slices.Clone(c0)
 			GemmBF16(false, false, m, n, k, a, k, b, n, c, n, acc)
-			useBF16Asm(prev)
+			useBF16Path(prev)
 			for e, v := range c {
 				var old float64
 				if acc {
@@ -391,7 +401,7 @@ func TestGemmBF16TinyValues(t *testing.T) {
 				}
 				bound := g*(sBF[e]+old) + float64(2*k+2)*0x1p-126
 				if d := math.Abs(float64(v) - wantBF[e]); d > bound {
-					t.Fatalf("%s acc=%v: C[%d] = %g, want %g: error %.3g > %.3g", bfPathName(asm), acc, e, v, wantBF[e], d, bound)
+					t.Fatalf("%s acc=%v: C[%d] = %g, want %g: error %.3g > %.3g", path, acc, e, v, wantBF[e], d, bound)
 				}
 			}
 			if first == nil {
@@ -403,6 +413,31 @@ func TestGemmBF16TinyValues(t *testing.T) {
 	}
 	if hasBF16 && !differ {
 		t.Error("the paths agreed on every tiny value: the test does not reach the subnormal range")
+	}
+}
+
+// checkPathsAgree checks that the AMX path's C (got) and the portable
+// path's (ref) differ by at most twice the float32 summation bound of the
+// rounded operands, 2γ·(Σ|â||b̂| + |C₀|) + 2·flush (each path is within
+// γ·(Σ|â||b̂| + |C₀|) of the rounded operands' exact product, plus flush
+// where subnormals are flushed: checkBF16's first bound and
+// TestGemmBF16TinyValues'). The two sum in different orders, so the bits
+// may differ.
+func checkPathsAgree(t *testing.T, name string, m, n int, ref, got []float32, ldc int, c0 []float32, acc bool, sBF []float64, k int, flush float64) {
+	t.Helper()
+	g := bfGamma(k)
+	for i := range m {
+		for j := range n {
+			var old float64
+			if acc {
+				old = math.Abs(float64(c0[i*ldc+j]))
+			}
+			d := math.Abs(float64(got[i*ldc+j]) - float64(ref[i*ldc+j]))
+			if bound := 2*g*(sBF[i*n+j]+old) + 2*flush; d > bound {
+				t.Fatalf("amx/%s: C[%d,%d] = %v, portable %v: differ by %.3g > %.3g", name, i, j,
+					got[i*ldc+j], ref[i*ldc+j], d, bound)
+			}
+		}
 	}
 }
 
@@ -421,8 +456,8 @@ func bitsDiffer(x, y []float32) int {
 // out exact.
 func TestGemmBF16SpecialValues(t *testing.T) {
 	const m, n, k = 20, 40, 9
-	for _, asm := range bfPaths() {
-		prev := useBF16Asm(asm)
+	for _, path := range bfPaths() {
+		prev := useBF16Path(path)
 		a := make([]float32, m*k)
 		b := make([]float32, k*n)
 		for i := range a {
@@ -436,7 +471,7 @@ func TestGemmBF16SpecialValues(t *testing.T) {
 		refGemm(false, false, m, n, k, a, k, b, n, want, n, false)
 		GemmBF16(false, false, m, n, k, a, k, b, n, c, n, false)
 		if i := bitsDiffer(c, want); i >= 0 {
-			t.Fatalf("%s: exact product C[%d] = %v, want %v", bfPathName(asm), i, c[i], want[i])
+			t.Fatalf("%s: exact product C[%d] = %v, want %v", path, i, c[i], want[i])
 		}
 		a[3*k+4] = float32(math.NaN())   // row 3
 		b[6*n+11] = float32(math.Inf(1)) // column 11, times nonzero A(i, 6) → ±Inf
@@ -448,7 +483,7 @@ func TestGemmBF16SpecialValues(t *testing.T) {
 				switch {
 				case i == 3:
 					if !math.IsNaN(v) {
-						t.Fatalf("%s: C[3,%d] = %v, want NaN (A(3,4) is NaN)", bfPathName(asm), j, v)
+						t.Fatalf("%s: C[3,%d] = %v, want NaN (A(3,4) is NaN)", path, j, v)
 					}
 				case j == 11 || j == 17:
 					p := 6
@@ -459,14 +494,14 @@ func TestGemmBF16SpecialValues(t *testing.T) {
 					// Inf·0 is NaN; Inf with the sign of A otherwise (a
 					// second infinity in the column has another p).
 					if av == 0 && !math.IsNaN(v) || av != 0 && !math.IsInf(v, int(math.Copysign(1, float64(av)))) {
-						t.Fatalf("%s: C[%d,%d] = %v with A(%d,%d) = %v times +Inf", bfPathName(asm), i, j, v, i, p, av)
+						t.Fatalf("%s: C[%d,%d] = %v with A(%d,%d) = %v times +Inf", path, i, j, v, i, p, av)
 					}
 				case float32(v) != want[i*n+j]:
-					t.Fatalf("%s: C[%d,%d] = %v, want %v", bfPathName(asm), i, j, v, want[i*n+j])
+					t.Fatalf("%s: C[%d,%d] = %v, want %v", path, i, j, v, want[i*n+j])
 				}
 			}
 		}
-		useBF16Asm(prev)
+		useBF16Path(prev)
 	}
 }
 
@@ -475,8 +510,8 @@ func TestGemmBF16SpecialValues(t *testing.T) {
 // training pass in bfloat16 too.
 func TestGemmBF16RowsIndependentOfBatch(t *testing.T) {
 	r := rand.New(rand.NewPCG(27, 28))
-	for _, asm := range bfPaths() {
-		prev := useBF16Asm(asm)
+	for _, path := range bfPaths() {
+		prev := useBF16Path(path)
 		for _, kn := range [][2]int{{64, 256}, {301, 96}, {600, 70}} {
 			k, n := kn[0], kn[1]
 			const m = 40
@@ -489,13 +524,13 @@ func TestGemmBF16RowsIndependentOfBatch(t *testing.T) {
 				for i0 := 0; i0+rows <= m; i0 += rows {
 					GemmBF16(false, false, rows, n, k, a[i0*k:], k, b, n, part, n, false)
 					if i := bitsDiffer(part, all[i0*n:(i0+rows)*n]); i >= 0 {
-						useBF16Asm(prev)
-						t.Fatalf("%s k=%d: row %d computed in %d rows differs from among %d", bfPathName(asm), k, i0+i/n, rows, m)
+						useBF16Path(prev)
+						t.Fatalf("%s k=%d: row %d computed in %d rows differs from among %d", path, k, i0+i/n, rows, m)
 					}
 				}
 			}
 		}
-		useBF16Asm(prev)
+		useBF16Path(prev)
 	}
 }
 
@@ -505,12 +540,12 @@ func TestGemmBF16SplitAcrossCores(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
 	r := rand.New(rand.NewPCG(29, 30))
 	shapes := [][3]int{{600, 100, 300}, {100, 300, 600}} // by rows; by columns
-	for _, asm := range bfPaths() {
-		prev := useBF16Asm(asm)
+	for _, path := range bfPaths() {
+		prev := useBF16Path(path)
 		for si, s := range shapes {
 			m, n, k := s[0], s[1], s[2]
 			for ti, tr := range bfTrans[:3] {
-				if !asm && (si != 0 || ti != 1) {
+				if path == "go" && (si != 0 || ti != 1) {
 					continue // the portable path is slow: one case suffices
 				}
 				tA, tB := tr[0], tr[1]
@@ -518,7 +553,7 @@ func TestGemmBF16SplitAcrossCores(t *testing.T) {
 				a, b := randSlice(r, ra*ca), randSlice(r, rb*cb)
 				c0 := randSlice(r, m*n)
 				for _, acc := range []bool{false, true} {
-					name := fmt.Sprintf("%s/tA=%v/tB=%v/%dx%dx%d/acc=%v", bfPathName(asm), tA, tB, m, n, k, acc)
+					name := fmt.Sprintf("%s/tA=%v/tB=%v/%dx%dx%d/acc=%v", path, tA, tB, m, n, k, acc)
 					c := slices.Clone(c0)
 					GemmBF16(tA, tB, m, n, k, a, ca, b, cb, c, n, acc)
 					if !testing.Short() {
@@ -530,13 +565,13 @@ func TestGemmBF16SplitAcrossCores(t *testing.T) {
 					GemmBF16(tA, tB, m, n, k, a, ca, b, cb, one, n, acc)
 					runtime.GOMAXPROCS(procs)
 					if i := bitsDiffer(one, c); i >= 0 {
-						useBF16Asm(prev)
+						useBF16Path(prev)
 						t.Fatalf("%s: split product differs from the one on one core at %d", name, i)
 					}
 				}
 			}
 		}
-		useBF16Asm(prev)
+		useBF16Path(prev)
 	}
 }
 
@@ -550,11 +585,11 @@ func TestGemmBF16DoesNotAllocate(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(31, 32))
 	runtime.GC() // not during the measurement: a collection empties pools
-	for _, asm := range bfPaths() {
-		prev := useBF16Asm(asm)
+	for _, path := range bfPaths() {
+		prev := useBF16Path(path)
 		// 64: one core; 272: split across two.
 		for _, m := range []int{64, 272} {
-			if m > 64 && !asm {
+			if m > 64 && path == "go" {
 				continue
 			}
 			a, b, c := randSlice(r, m*m), randSlice(r, m*m), make([]float32, m*m)
@@ -562,7 +597,7 @@ func TestGemmBF16DoesNotAllocate(t *testing.T) {
 				f := func() { GemmBF16(tr[0], tr[1], m, m, m, a, m, b, m, c, m, false) }
 				if m == 64 {
 					if allocs := testing.AllocsPerRun(50, f); allocs != 0 {
-						t.Errorf("%s %d³ tA=%v tB=%v: %.2f allocations per product", bfPathName(asm), m, tr[0], tr[1], allocs)
+						t.Errorf("%s %d³ tA=%v tB=%v: %.2f allocations per product", path, m, tr[0], tr[1], allocs)
 					}
 					continue
 				}
@@ -575,11 +610,11 @@ func TestGemmBF16DoesNotAllocate(t *testing.T) {
 				allocs := mallocsPerRun(1000, f)
 				runtime.GOMAXPROCS(procs)
 				if allocs > 0.25 {
-					t.Errorf("%s %d³ tA=%v tB=%v: %.2f allocations per product", bfPathName(asm), m, tr[0], tr[1], allocs)
+					t.Errorf("%s %d³ tA=%v tB=%v: %.2f allocations per product", path, m, tr[0], tr[1], allocs)
 				}
 			}
 		}
-		useBF16Asm(prev)
+		useBF16Path(prev)
 	}
 }
 
@@ -615,7 +650,7 @@ func BenchmarkGemmBF16(b *testing.B) { benchProducts(b, GemmBF16) }
 // BenchmarkGemmBF16Portable times the portable path (what a CPU without
 // AVX512_BF16 would run) on two of the shapes; compare with BenchmarkGemm's.
 func BenchmarkGemmBF16Portable(b *testing.B) {
-	defer useBF16Asm(useBF16Asm(false))
+	defer useBF16Path(useBF16Path("go"))
 	for _, s := range [][3]int{{300, 64, 64}, {4096, 256, 256}} {
 		b.Run(fmt.Sprintf("XW/%dx%dx%d", s[0], s[1], s[2]), func(b *testing.B) {
 			benchGemm(b, GemmBF16, false, false, s[0], s[1], s[2])

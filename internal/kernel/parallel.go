@@ -89,6 +89,7 @@ type scratch struct {
 	tile []float32 // partial C tile
 	bfA  []uint32  // packed bfloat16 pairs of an A block (GemmBF16)
 	bfB  []uint32  // packed bfloat16 pairs of a B block (GemmBF16)
+	bfT  []uint32  // pairs of a transposed A block before transposing (GemmBF16 on AMX)
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
