@@ -213,10 +213,10 @@ func kernel(b *bytes.Buffer) {
 	p("amxkloop:")
 	enc(tileloadd(4, "BX", "R8", 0), "TILELOADD (BX)(R8*1), TMM4")
 	enc(tileloadd(6, "R15", "R9", 0), "TILELOADD (R15)(R9*1), TMM6")
-	enc(tileloadd(7, "R15", "R9", 64), "TILELOADD 64(R15)(R9*1), TMM7")
-	enc(tileloadd(5, "R14", "R8", 0), "TILELOADD (R14)(R8*1), TMM5")
 	enc(tdpbf16ps(0, 4, 6), "TDPBF16PS TMM6, TMM4, TMM0")
+	enc(tileloadd(7, "R15", "R9", 64), "TILELOADD 64(R15)(R9*1), TMM7")
 	enc(tdpbf16ps(1, 4, 7), "TDPBF16PS TMM7, TMM4, TMM1")
+	enc(tileloadd(5, "R14", "R8", 0), "TILELOADD (R14)(R8*1), TMM5")
 	enc(tdpbf16ps(2, 5, 6), "TDPBF16PS TMM6, TMM5, TMM2")
 	enc(tdpbf16ps(3, 5, 7), "TDPBF16PS TMM7, TMM5, TMM3")
 	for _, s := range []string{"ADDQ $64, BX", "ADDQ $64, R14", "ADDQ $2048, R15", "DECQ R13", "JNE  amxkloop"} {
