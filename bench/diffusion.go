@@ -54,6 +54,11 @@ var DiffusionMethods = map[string][]string{
 // DiffusionTasks are the targets, in the paper's column order.
 var DiffusionTasks = []string{"25gmm", "manywell"}
 
+// SuiteTasks are the targets of the suite table (issue 43): the
+// diffusion-sampler benchmarks of Sendera et al. 2024 and Blessing et al.
+// 2024 (energy.SuiteNames).
+var SuiteTasks = energy.SuiteNames
+
 // DiffusionTable is one diffusion table of the paper: its methods, tasks
 // and seeds.
 type DiffusionTable struct {
@@ -73,6 +78,12 @@ var DiffusionTables = []DiffusionTable{
 	// Not in the paper: PER and the Teacher with the authors' stale buffer
 	// draws, against the main table's rows.
 	{"passes", []string{"per-passes", "teacher-passes"}, []string{"25gmm"}, 3},
+	// Not in the paper: the suite's energies (issue 43), each at its
+	// default preset (diffusion.DefaultPreset: sendera for funnel and
+	// lgcp, blessing for gmm40, gmm40-50d and mos), with the published
+	// numbers of paper_suite.csv beside ours. SMC and GGNS have settings
+	// for 25gmm and manywell only.
+	{"suite", []string{"tb", "eps", "prt", "per", "teacher", "pis"}, SuiteTasks, 3},
 }
 
 // DiffusionTableByName finds a diffusion table.
@@ -97,19 +108,23 @@ const diffusionCheckpointEvery = 500
 type DiffusionOptions struct {
 	// Out is the root directory; a table's runs, logs and results go to
 	// Out/<table>.
-	Out         string
-	Seeds       int  // 0: the table's default
-	Jobs        int  // concurrent runs (≥ 1)
-	Quick       bool // 1 seed, a tiny network and budget: a smoke run
-	Methods     []string
-	Tasks       []string
-	Preset      string // "": paper (the preset that reproduces the paper's table)
-	CollectOnly bool   // aggregate the finished runs, run nothing
+	Out     string
+	Seeds   int  // 0: the table's default
+	Jobs    int  // concurrent runs (≥ 1)
+	Quick   bool // 1 seed, a tiny network and budget: a smoke run
+	Methods []string
+	Tasks   []string
+	// Preset is every task's preset; "": each task's default
+	// (diffusion.DefaultPreset: paper for 25gmm and manywell, the one that
+	// reproduces the paper's table).
+	Preset      string
+	CollectOnly bool // aggregate the finished runs, run nothing
 }
 
-func (o DiffusionOptions) preset() string {
+// presetFor returns the preset of task's runs.
+func (o DiffusionOptions) presetFor(task string) string {
 	if o.Preset == "" {
-		return "paper"
+		return diffusion.DefaultPreset(task)
 	}
 	return o.Preset
 }
@@ -120,6 +135,7 @@ func (o DiffusionOptions) Dir(t DiffusionTable) string { return filepath.Join(o.
 // DiffusionJob is one training run of a table.
 type DiffusionJob struct {
 	Task, Method string
+	Preset       string // the run's --preset
 	Seed         int
 	Dir          string
 	// Args are the gfn train arguments of a fresh start.
@@ -149,10 +165,10 @@ func (t DiffusionTable) Jobs(o DiffusionOptions) []DiffusionJob {
 	if len(o.Tasks) > 0 {
 		tasks = o.Tasks
 	}
-	preset := o.preset()
 	var jobs []DiffusionJob
 	for s := range seeds {
 		for _, task := range tasks {
+			preset := o.presetFor(task)
 			iters := quickDiffusionIterations
 			if !o.Quick {
 				cfg, err := diffusion.Preset(preset, task)
@@ -174,7 +190,7 @@ func (t DiffusionTable) Jobs(o DiffusionOptions) []DiffusionJob {
 				case o.Quick:
 					args = append(args, quickDiffusionArgs...)
 				}
-				j := DiffusionJob{Task: task, Method: m, Seed: s, Dir: dir, Args: args, Iterations: its}
+				j := DiffusionJob{Task: task, Method: m, Preset: preset, Seed: s, Dir: dir, Args: args, Iterations: its}
 				// α = 0.5 is the presets' default: the main table's
 				// Teacher run is this run, bit for bit.
 				if t.Name == "alpha" && m == "teacher-alpha0.5" {
@@ -233,7 +249,7 @@ func exists(path string) bool {
 // validate checks the preset, methods and tasks of o, naming a bad value
 // and what is allowed.
 func (o DiffusionOptions) validate(t DiffusionTable) error {
-	if !slices.Contains(diffusion.Presets, o.preset()) {
+	if o.Preset != "" && !slices.Contains(diffusion.Presets, o.Preset) {
 		return fmt.Errorf("bench: preset %q is unknown (allowed: %s)", o.Preset, strings.Join(diffusion.Presets, ", "))
 	}
 	for _, m := range o.Methods {
@@ -241,9 +257,25 @@ func (o DiffusionOptions) validate(t DiffusionTable) error {
 			return fmt.Errorf("bench: method %q is unknown (table %s has %s)", m, t.Name, strings.Join(t.Methods, ", "))
 		}
 	}
+	tasks := t.Tasks
 	for _, task := range o.Tasks {
-		if !slices.Contains(DiffusionTasks, task) {
-			return fmt.Errorf("bench: task %q is unknown (allowed: %s)", task, strings.Join(DiffusionTasks, ", "))
+		if !slices.Contains(DiffusionTasks, task) && !slices.Contains(SuiteTasks, task) {
+			return fmt.Errorf("bench: task %q is unknown (allowed: %s)", task, strings.Join(slices.Concat(DiffusionTasks, SuiteTasks), ", "))
+		}
+		tasks = o.Tasks
+	}
+	for _, task := range tasks {
+		if _, err := diffusion.Preset(o.presetFor(task), task); err != nil {
+			return fmt.Errorf("bench: table %s: %w", t.Name, err)
+		}
+	}
+	ms := t.Methods
+	if len(o.Methods) > 0 {
+		ms = o.Methods
+	}
+	for _, task := range tasks {
+		if slices.Contains(SuiteTasks, task) && (slices.Contains(ms, "smc") || slices.Contains(ms, "ggns")) {
+			return fmt.Errorf("bench: task %s: methods smc and ggns have settings for %s only", task, strings.Join(DiffusionTasks, ", "))
 		}
 	}
 	return nil
@@ -318,6 +350,18 @@ type DiffusionResult struct {
 	// DivergedAt is the iteration a diverged run diverged at (see
 	// Diverged), 0 for a run that did not diverge.
 	DivergedAt int
+	// EMC, MMD and DeltaLogZ are the final evaluation's suite metrics
+	// (diffusion.Summary); NaN where they do not apply, and in a
+	// results.csv of a version before these columns.
+	EMC, MMD, DeltaLogZ float64
+}
+
+// orNaN returns *v, or NaN for nil.
+func orNaN(v *float64) float64 {
+	if v == nil {
+		return math.NaN()
+	}
+	return *v
 }
 
 // Diverged reports whether the run diverged: the ELBO of its final
@@ -368,7 +412,7 @@ func lastEval(dir string) (DiffusionEval, error) {
 // judges whether each diverged (DiffusionResult.Diverged). A run of
 // another preset or length than the table's (a --quick run left in the
 // same directory, say) is an error: it must not be averaged in.
-func collectDiffusion(table, preset string, jobs []DiffusionJob) ([]DiffusionResult, error) {
+func collectDiffusion(table string, jobs []DiffusionJob) ([]DiffusionResult, error) {
 	var rs []DiffusionResult
 	for _, j := range jobs {
 		path := filepath.Join(j.Dir, "summary.json")
@@ -379,9 +423,9 @@ func collectDiffusion(table, preset string, jobs []DiffusionJob) ([]DiffusionRes
 		if err != nil {
 			return nil, err
 		}
-		if s.Preset != preset || s.Steps != j.Iterations {
+		if s.Preset != j.Preset || s.Steps != j.Iterations {
 			return nil, fmt.Errorf("bench: %s: a run of preset %q with %d iterations, but the table wants preset %q with %d (a --quick run? use another --out)",
-				path, s.Preset, s.Steps, preset, j.Iterations)
+				path, s.Preset, s.Steps, j.Preset, j.Iterations)
 		}
 		r := DiffusionResult{Table: table, Task: j.Task, Method: j.Method, Preset: s.Preset, Seed: j.Seed, Steps: s.Steps,
 			RewardCalls: s.RewardCalls, ELBO: s.ELBO, ELBOIS: s.ELBOIS, EUBO: math.NaN(), W2: math.NaN(), LogZ: s.LogZ,
@@ -392,6 +436,7 @@ func collectDiffusion(table, preset string, jobs []DiffusionJob) ([]DiffusionRes
 		if s.W2 != nil {
 			r.W2 = *s.W2
 		}
+		r.EMC, r.MMD, r.DeltaLogZ = orNaN(s.EMC), orNaN(s.MMD), orNaN(s.DeltaLogZ)
 		if r.Last, err = lastEval(j.Dir); err != nil {
 			return nil, err
 		}
@@ -406,19 +451,21 @@ func collectDiffusion(table, preset string, jobs []DiffusionJob) ([]DiffusionRes
 var diffusionHeader = []string{"table", "task", "method", "preset", "seed", "steps", "reward_calls",
 	"elbo", "elbo_is", "eubo", "w2", "log_z", "eval_samples", "wall_seconds", "ms_per_iter_mean",
 	"last_step", "last_samples", "last_elbo", "last_elbo_is", "last_eubo", "last_w2",
-	"start_elbo", "diverged_at"}
+	"start_elbo", "diverged_at", "emc", "mmd", "delta_log_z"}
 
 // diffusionHeaderV1 is results.csv's header before the last-evaluation
-// columns, and diffusionHeaderV2 before the divergence columns; both are
-// still read.
+// columns, diffusionHeaderV2 before the divergence columns and
+// diffusionHeaderV3 before the suite metrics; all are still read.
 var (
 	diffusionHeaderV1 = diffusionHeader[:15]
 	diffusionHeaderV2 = diffusionHeader[:21]
+	diffusionHeaderV3 = diffusionHeader[:23]
 )
 
 // WriteDiffusionCSV writes results.csv, one row per run, diverged ones
 // included (empty cells for missing values; diverged_at is empty for a run
-// that did not diverge).
+// that did not diverge; emc, mmd and delta_log_z are empty where they do
+// not apply).
 func WriteDiffusionCSV(w io.Writer, rs []DiffusionResult) error {
 	cw := csv.NewWriter(w)
 	cw.Write(diffusionHeader)
@@ -436,7 +483,7 @@ func WriteDiffusionCSV(w io.Writer, rs []DiffusionResult) error {
 		cw.Write([]string{r.Table, r.Task, r.Method, r.Preset, strconv.Itoa(r.Seed), strconv.Itoa(r.Steps), strconv.Itoa(r.RewardCalls),
 			f(r.ELBO), f(r.ELBOIS), f(r.EUBO), f(r.W2), f(r.LogZ), strconv.Itoa(r.Samples), f(r.WallSeconds), f(r.MsPerIterMean),
 			strconv.Itoa(r.Last.Step), strconv.Itoa(r.Last.Samples), f(r.Last.ELBO), f(r.Last.ELBOIS), f(r.Last.EUBO), f(r.Last.W2),
-			f(r.StartELBO), divergedAt})
+			f(r.StartELBO), divergedAt, f(r.EMC), f(r.MMD), f(r.DeltaLogZ)})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -457,9 +504,15 @@ func ReadDiffusionCSV(r io.Reader) ([]DiffusionResult, error) {
 		}
 	}
 	if len(rows) > 0 && slices.Equal(rows[0], diffusionHeaderV2) {
-		rows[0] = diffusionHeader
+		rows[0] = diffusionHeaderV3
 		for i := 1; i < len(rows); i++ {
 			rows[i] = append(rows[i], "", "")
+		}
+	}
+	if len(rows) > 0 && slices.Equal(rows[0], diffusionHeaderV3) {
+		rows[0] = diffusionHeader
+		for i := 1; i < len(rows); i++ {
+			rows[i] = append(rows[i], "", "", "")
 		}
 	}
 	var buf bytes.Buffer
@@ -470,7 +523,8 @@ func ReadDiffusionCSV(r io.Reader) ([]DiffusionResult, error) {
 			LogZ: c.float(row[11]), Samples: c.int(row[12]), WallSeconds: c.float(row[13]), MsPerIterMean: c.float(row[14]),
 			Last: DiffusionEval{Step: c.int(row[15]), Samples: c.int(row[16]), ELBO: c.float(row[17]), ELBOIS: c.float(row[18]),
 				EUBO: c.float(row[19]), W2: c.float(row[20])},
-			StartELBO: c.float(row[21]), DivergedAt: c.optionalInt(row[22])}
+			StartELBO: c.float(row[21]), DivergedAt: c.optionalInt(row[22]),
+			EMC: c.float(row[23]), MMD: c.float(row[24]), DeltaLogZ: c.float(row[25])}
 	})
 }
 
@@ -727,6 +781,13 @@ func WriteDiffusionMarkdown(w io.Writer, rep DiffusionReport, rs []DiffusionResu
 			}
 		}
 	}
+	writeRunTimes(w, rep, tasks, byTask, len(rs))
+}
+
+// writeRunTimes writes the run-time section of a diffusion table's
+// results.md and its command: per task and method, the runs' wall times
+// and ms per iteration.
+func writeRunTimes(w io.Writer, rep DiffusionReport, tasks []string, byTask map[string][]DiffusionResult, runs int) {
 	// The table's cost: runs go J at a time, so its elapsed time is about
 	// the sum divided by J.
 	fmt.Fprintf(w, "\n## Run time\n\nSum of the runs' wall times (%d at a time, so the table took about this sum / %d).\n\n",
@@ -757,7 +818,7 @@ func WriteDiffusionMarkdown(w io.Writer, rep DiffusionReport, rs []DiffusionResu
 			fmt.Fprintf(w, "| %s | %s | %d | %s | %.0f | %s |\n", task, m, len(wall), fmtDuration(wm), mm, fmtDuration(sum))
 		}
 	}
-	fmt.Fprintf(w, "| all | | %d | | | %s |\n", len(rs), fmtDuration(total))
+	fmt.Fprintf(w, "| all | | %d | | | %s |\n", runs, fmtDuration(total))
 	if rep.Command != "" {
 		fmt.Fprintf(w, "\nCommand:\n\n    %s\n", rep.Command)
 	}

@@ -110,6 +110,22 @@ func TestBenchDiffusionQuickSmoke(t *testing.T) {
 		t.Errorf("second run: %v\n%s", err, errOut)
 	}
 
+	// The suite table on one of its energies (its default preset,
+	// blessing), with its metrics in results.md.
+	cmd = exec.Command(bin, "bench", "diffusion", "--table", "suite", "--quick", "--tasks", "gmm40", "--methods", "tb", "--out", out)
+	if errOut, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("suite: %v\n%s", err, errOut)
+	}
+	md, err = os.ReadFile(filepath.Join(out, "suite", "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## gmm40 (d = 2, log Z = 0, preset blessing)", "| method | runs | ELBO | ELBO-IS | \\|Δ log Z\\| | EUBO | W2 | EMC | MMD |", "| tb | 1 |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("suite results.md lacks %q:\n%s", want, md)
+		}
+	}
+
 	// Every method's flags are a valid gfn train command line.
 	for name, flags := range DiffusionMethods {
 		if name == "ggns" {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -31,18 +32,33 @@ type DiffusionSpeedCase struct {
 	// states above the untrained Student's 90th percentile (about a tenth
 	// of a batch), so they cost about half as much.
 	Steady bool
+	// Preset is the diffusion preset the case runs ("": reference).
+	Preset string
+}
+
+// preset returns the case's preset.
+func (c DiffusionSpeedCase) preset() string {
+	if c.Preset == "" {
+		return "reference"
+	}
+	return c.Preset
 }
 
 // DiffusionSpeedCases are the diffusion rows of `gfn bench speed`: on-policy
 // TB and the Teacher on both tasks, reference preset; the Teacher both in a
-// fresh run's first iterations and in the steady state.
+// fresh run's first iterations and in the steady state; then LGCP (d =
+// 1,600) at the sendera preset.
 var DiffusionSpeedCases = []DiffusionSpeedCase{
-	{"diffusion 25gmm tb", "25gmm", diffusion.MethodTB, false},
-	{"diffusion 25gmm teacher", "25gmm", diffusion.MethodTeacher, false},
-	{"diffusion 25gmm teacher, steady", "25gmm", diffusion.MethodTeacher, true},
-	{"diffusion manywell tb", "manywell", diffusion.MethodTB, false},
-	{"diffusion manywell teacher", "manywell", diffusion.MethodTeacher, false},
-	{"diffusion manywell teacher, steady", "manywell", diffusion.MethodTeacher, true},
+	{"diffusion 25gmm tb", "25gmm", diffusion.MethodTB, false, ""},
+	{"diffusion 25gmm teacher", "25gmm", diffusion.MethodTeacher, false, ""},
+	{"diffusion 25gmm teacher, steady", "25gmm", diffusion.MethodTeacher, true, ""},
+	{"diffusion manywell tb", "manywell", diffusion.MethodTB, false, ""},
+	{"diffusion manywell teacher", "manywell", diffusion.MethodTeacher, false, ""},
+	{"diffusion manywell teacher, steady", "manywell", diffusion.MethodTeacher, true, ""},
+	// The suite's largest target (d = 1,600) at its own preset: the PIS
+	// network of width 64, batch 300, T = 100 (issue 43's speed question).
+	{"diffusion lgcp tb (sendera)", "lgcp", diffusion.MethodTB, false, "sendera"},
+	{"diffusion lgcp teacher, steady (sendera)", "lgcp", diffusion.MethodTeacher, true, "sendera"},
 }
 
 // DiffusionSpeedOptions size the measurement.
@@ -50,8 +66,8 @@ type DiffusionSpeedOptions struct {
 	Iterations int // timed iterations (default 8)
 	Warmup     int // untimed iterations first (default 4: one Teacher cycle, which fills the buffer)
 	Seed       uint64
-	// Batch, Hidden and Steps replace the reference preset's (500, 256,
-	// 100) when positive (tests use small ones).
+	// Batch, Hidden and Steps replace the case's preset's (reference:
+	// 500, 256, 100) when positive (tests use small ones).
 	Batch, Hidden, Steps int
 }
 
@@ -88,7 +104,7 @@ func DiffusionSpeed(ctx context.Context, c DiffusionSpeedCase, o DiffusionSpeedO
 	if err != nil {
 		return DiffusionSpeedResult{}, err
 	}
-	cfg, err := diffusion.Preset("reference", c.Task)
+	cfg, err := diffusion.Preset(c.preset(), c.Task)
 	if err != nil {
 		return DiffusionSpeedResult{}, err
 	}
@@ -204,6 +220,16 @@ type flopCounter struct {
 
 func newFlopCounter(c timenet.Config, d int) *flopCounter {
 	h, H, S, tau, L := c.Hidden, c.Harmonics, c.StateEmb, c.TimeEmb, c.JointLayers
+	if c.Arch == timenet.PIS {
+		h = cmp.Or(h, timenet.DefaultHidden)
+		H, L = cmp.Or(H, h), cmp.Or(L, timenet.DefaultJointLayers)
+		return &flopCounter{
+			// State Linear(d,h), L hidden h×h joint layers, the h×2d
+			// output; once per time step Linear(2H,h)+Linear(h,h).
+			perRow:   float64(d*h + L*h*h + h*2*d),
+			perBlock: float64(2*H*h + h*h),
+		}
+	}
 	if h == 0 {
 		h = timenet.DefaultHidden
 	}
@@ -337,13 +363,15 @@ func WriteDiffusionSpeedTable(w io.Writer, rs []DiffusionSpeedResult) {
 	if len(rs) > 0 {
 		iters = rs[0].Iterations
 	}
-	fmt.Fprintf(w, "\nDiffusion rows: reference preset, %d timed iterations after one Teacher cycle (4) of warm-up; kernels %s.\n", iters, kernel.Name())
+	fmt.Fprintf(w, "\nDiffusion rows: reference preset unless the row names another, %d timed iterations after one Teacher cycle (4) of warm-up; kernels %s.\n", iters, kernel.Name())
 	fmt.Fprintln(w, "GFLOP counts the network passes the trainer runs (counted by wrapping the networks, in a second run of the")
 	fmt.Fprintln(w, "same iterations): 2 FLOP per multiply-add, a pass over r rows at b time steps costing")
 	fmt.Fprintln(w, "r·(d·h + h² + h² + h² + h·2d) + b·(2H·h + h² + h²) multiply-adds (state branch Linear(d,h)+Linear(h,h),")
 	fmt.Fprintln(w, "the state half of the joint Linear(2h,h), Linear(h,h), Linear(h,2d); the time branch with H = h")
 	fmt.Fprintln(w, "harmonics and the time half of the joint layer once per step), forward 1×, backward 2×. GFLOP/s is that work")
 	fmt.Fprintln(w, "over the timed iterations' time, which also includes sampling noise, log-densities, rewards and Adam.")
+	fmt.Fprintln(w, "Rows of a preset with the PIS network (sendera) count r·(d·h + 2h² + h·2d) + b·(2H·h + h²) (state")
+	fmt.Fprintln(w, "Linear(d,h), two joint h×h layers, Linear(h,2d); the time branch once per step).")
 	if cumulative {
 		fmt.Fprintln(w, "* The peak could not be reset: it includes earlier cases.")
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 func TestDiffusionSpeedSmall(t *testing.T) {
-	c := DiffusionSpeedCase{"tiny teacher", "25gmm", diffusion.MethodTeacher, false}
+	c := DiffusionSpeedCase{"tiny teacher", "25gmm", diffusion.MethodTeacher, false, ""}
 	o := DiffusionSpeedOptions{Iterations: 4, Warmup: 2, Batch: 16, Hidden: 16, Steps: 5}
 	r, err := DiffusionSpeed(context.Background(), c, o)
 	if err != nil {

@@ -152,12 +152,12 @@ func (j GridJob) job() Job {
 
 // job is the diffusion job as the generic runner sees it: the alpha
 // table's α = 0.5 run is copied from the main table's once that has
-// finished (preset names the table's preset).
-func (j DiffusionJob) job(preset string) Job {
+// finished (with the job's preset).
+func (j DiffusionJob) job() Job {
 	g := Job{Label: j.Task + " " + j.Method, Seed: j.Seed, Dir: j.Dir, Args: j.Args}
 	if j.SameAs != "" {
 		g.Prepare = func(st RunStatus) (RunStatus, error) {
-			if !finished(j.SameAs, preset, j.Iterations) {
+			if !finished(j.SameAs, j.Preset, j.Iterations) {
 				return st, nil
 			}
 			if err := copyRun(j.SameAs, j.Dir); err != nil {
@@ -317,7 +317,7 @@ func (d DiffusionRun) Jobs() ([]Job, error) {
 	if err := d.O.validate(d.T); err != nil {
 		return nil, err
 	}
-	return diffusionJobs(d.T.Jobs(d.O), d.O.preset()), nil
+	return diffusionJobs(d.T.Jobs(d.O)), nil
 }
 
 // All lists every run of the table in its directory.
@@ -325,27 +325,31 @@ func (d DiffusionRun) All() ([]Job, error) {
 	if err := d.O.validate(d.T); err != nil {
 		return nil, err
 	}
-	return diffusionJobs(d.T.allJobs(d.O, d.T.Jobs(d.O)), d.O.preset()), nil
+	return diffusionJobs(d.T.allJobs(d.O, d.T.Jobs(d.O))), nil
 }
 
-func diffusionJobs(js []DiffusionJob, preset string) []Job {
+func diffusionJobs(js []DiffusionJob) []Job {
 	out := make([]Job, len(js))
 	for i, j := range js {
-		out[i] = j.job(preset)
+		out[i] = j.job()
 	}
 	return out
 }
 
 // Write writes results.csv, results.md and figures/.
 func (d DiffusionRun) Write() (string, []string, error) {
-	results, err := collectDiffusion(d.T.Name, d.O.preset(), d.T.allJobs(d.O, d.T.Jobs(d.O)))
+	results, err := collectDiffusion(d.T.Name, d.T.allJobs(d.O, d.T.Jobs(d.O)))
 	if err != nil {
 		return "", nil, err
 	}
 	rep := d.Report
-	rep.Table, rep.Preset, rep.Quick, rep.Jobs = d.T.Name, d.O.preset(), d.O.Quick, d.O.Jobs
+	rep.Table, rep.Preset, rep.Quick, rep.Jobs = d.T.Name, d.O.presetFor(d.T.Tasks[0]), d.O.Quick, d.O.Jobs
 	var md strings.Builder
-	WriteDiffusionMarkdown(&md, rep, results)
+	if d.T.Name == "suite" {
+		WriteSuiteMarkdown(&md, rep, results)
+	} else {
+		WriteDiffusionMarkdown(&md, rep, results)
+	}
 	if err := writeResults(d.Dir(), func(w io.Writer) error { return WriteDiffusionCSV(w, results) }, md.String()); err != nil {
 		return "", nil, err
 	}

@@ -30,9 +30,6 @@ const (
 // Methods lists the valid methods.
 var Methods = []Method{MethodTB, MethodEps, MethodPRT, MethodPER, MethodTeacher, MethodPIS}
 
-// Presets names the built-in configurations.
-var Presets = []string{"reference", "paper"}
-
 // Optim holds one agent's optimiser settings.
 // Its Clip, if > 0, clips the gradient of every network parameter (not
 // log Z) to this joint norm after ClipTime. Neither code base sets it; it
@@ -112,86 +109,6 @@ type Config struct {
 	LSEvery     int              `json:"ls_every,omitempty"`
 	LS          langevin.Options `json:"ls"`
 	Seed        uint64           `json:"seed"`
-}
-
-// DefaultConfig is the paper preset on 25GMM: the one that reproduces the
-// paper's diffusion table (the released code's settings make on-policy TB
-// collapse onto one mode of 25GMM, far from the table's TB row).
-func DefaultConfig() Config { c, _ := Preset("paper", "25gmm"); return c }
-
-// Preset returns a named configuration for a task ("25gmm" or "manywell"):
-//
-//   - "reference": the released code's settings (README commands): the
-//     Fourier-feature MLP of width 256, σ² = 1, batch 500, 10,001
-//     iterations, buffer 50,000, schedule STSB, Student lr 10⁻³ / log Z
-//     0.1, Teacher 5·10⁻³ / 0.1 with its time encoder clipped to 0.1,
-//     weight decay 10⁻⁷, learning rates ×0.1 at 6,000 and 2,000
-//     iterations before the end (4,000 and 8,000);
-//   - "paper": the paper's text where it differs: the PIS network of
-//     width 64 (25GMM) or 256 (Manywell), σ² = 5 on 25GMM, buffers 5,000
-//     / 20,000, batch 300, 25,001 iterations ("identical to Sendera et
-//     al."), and the 3:1:2 ratio, which the released code runs as
-//     --adv_freq 3: the cycle STSBSB, and the drift bound ±10⁴ that
-//     every command of Sendera et al.'s README sets (--clipping). The
-//     learning settings stay the released code's (its optimisers, weight
-//     decay and schedule are not options there, and only that code trains
-//     PER and the Teacher): the rates decay ×0.1 at iterations 19,000 and
-//     23,000.
-//
-// Both use the eps method's exploration f = 0.2 decayed to 0 at
-// iteration 5,000 (Sendera et al.'s "TB + expl."), and the Teacher's
-// log-of-log reward with C = 19, α = 0.5 and the 90th-percentile
-// threshold. PresetFor adjusts a preset to a method.
-func Preset(name, task string) (Config, error) {
-	if task != "25gmm" && task != "manywell" {
-		return Config{}, fmt.Errorf("diffusion: task %q has no preset (allowed: 25gmm, manywell)", task)
-	}
-	c := Config{
-		Method: MethodTeacher, Steps: 100, Sigma2: 1, Batch: 500, Iterations: 10001,
-		Net:        timenet.Config{Arch: timenet.Reference, Hidden: 256},
-		Student:    Optim{Optim: agent.Optim{LR: 1e-3, LogZLR: 0.1, WeightDecay: 1e-7}},
-		Teacher:    Optim{Optim: agent.Optim{LR: 5e-3, LogZLR: 0.1, WeightDecay: 1e-7}, ClipTime: 0.1},
-		Milestones: []int{-6000, -2000}, Gamma: 0.1,
-		Explore: 0.2, ExploreDecay: 5000,
-		BufferCap:  50000,
-		Reward:     teacher.Reward{Form: teacher.LogLog, C: 19, Alpha: 0.5, Eps: 1e-3},
-		Percentile: 90, LSEvery: 50,
-	}
-	switch name {
-	case "reference":
-	case "paper":
-		c.Net = timenet.Config{Arch: timenet.PIS, Hidden: 256}
-		c.BufferCap = 20000
-		if task == "25gmm" {
-			c.Net.Hidden, c.Sigma2, c.BufferCap = 64, 5, 5000
-		}
-		c.Batch, c.Iterations = 300, 25001
-		c.TeacherSchedule = "STSBSB"
-		c.DriftClip = 1e4
-	default:
-		return Config{}, fmt.Errorf("diffusion: preset %q is unknown (allowed: %s)", name, choice.List(Presets))
-	}
-	return c, nil
-}
-
-// PresetFor is Preset for method m. The pis method keeps the preset's
-// process, network, batch and iterations but gfn-diffusion's learning
-// settings, where PIS comes from (--mode_fwd pis --lr_policy 1e-3: Adam
-// without weight decay or schedule; log Z is unused; its --clipping of
-// the network's outputs to ±10⁴, which the base command of its README
-// sets, is DriftClip).
-func PresetFor(name, task string, m Method) (Config, error) {
-	c, err := Preset(name, task)
-	if err != nil {
-		return c, err
-	}
-	c.Method = m
-	if m == MethodPIS {
-		c.Student = Optim{Optim: agent.Optim{LR: c.Student.LR, LogZLR: c.Student.LogZLR}}
-		c.Milestones = nil
-		c.DriftClip = 1e4
-	}
-	return c, nil
 }
 
 // schedule returns the effective cycle.

@@ -175,7 +175,10 @@ var (
 	goldenCurveRenames   = map[string]string{}
 	// The driver's summary fields (run.Summary) that the recorded runs
 	// lacked; its timings, renamed from ms_per_iter_*, are wall-clock.
-	goldenNewKeys = map[string]bool{"family": true, "unit": true, "ms_per_step_mean": true, "ms_per_step_early": true, "ms_per_step_late": true}
+	goldenNewKeys = map[string]bool{"family": true, "unit": true, "ms_per_step_mean": true, "ms_per_step_early": true, "ms_per_step_late": true,
+		// The suite metrics (issue 43): computed from the final evaluation's
+		// samples, drawing nothing.
+		"emc": true, "delta_log_z": true, "mmd": true, "mmd_bandwidth": true, "mmd_samples": true}
 )
 
 // goldenCases are the methods of the diffusion table (paper preset), local

@@ -12,6 +12,7 @@ import (
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/safetensors"
+	"github.com/gfngo/gfn/samplemetric"
 	"github.com/gfngo/gfn/target"
 )
 
@@ -72,7 +73,58 @@ type Summary struct {
 	LogZ     float64  `json:"log_z"`
 	TrueLogZ *float64 `json:"true_log_z"`
 	Samples  int      `json:"eval_samples"`
-	Notes    []string `json:"notes,omitempty"`
+	// The final evaluation's suite metrics (package samplemetric), null
+	// where they do not apply. EMC is the entropic mode coverage of the
+	// Student's samples over the components of a mixture energy
+	// (energy.Mixture). DeltaLogZ is |Δ log Z| = |ELBO-IS − log Z| where
+	// log Z is known (Blessing et al.'s Δ log Z, Sendera et al.'s
+	// Δ log Z^RW). MMD is the maximum mean discrepancy (√MMD²,
+	// unbiased, Gaussian kernel of bandwidth MMDBandwidth from the median
+	// heuristic) between the first MMDSamples Student samples and as many
+	// exact ones (at most 2,000: Blessing et al.'s evaluation size; the
+	// cost grows as its square).
+	EMC          *float64 `json:"emc"`
+	DeltaLogZ    *float64 `json:"delta_log_z"`
+	MMD          *float64 `json:"mmd"`
+	MMDBandwidth *float64 `json:"mmd_bandwidth"`
+	MMDSamples   int      `json:"mmd_samples,omitempty"`
+	Notes        []string `json:"notes,omitempty"`
+}
+
+// MMDSamples caps the samples of each set that the final evaluation's
+// MMD compares (Summary.MMD).
+const MMDSamples = 2000
+
+// suiteMetrics sets s's EMC, DeltaLogZ and MMD from the final evaluation's
+// samples x (n×d), its fresh log weights and the exact samples (nil
+// without a sampler). It draws nothing: the run's streams are untouched.
+// A metric that fails is left null with a note.
+func suiteMetrics(s *Summary, e energy.Energy, x, exact []float32, logW []float64, d int) {
+	note := func(what string, err error) { s.Notes = append(s.Notes, fmt.Sprintf("%s not computed: %v", what, err)) }
+	if m, ok := e.(energy.Mixture); ok {
+		if v, err := samplemetric.EMC(m, x); err != nil {
+			note("EMC", err)
+		} else {
+			s.EMC = &v
+		}
+	}
+	if lz, ok := e.(target.LogZer); ok && !math.IsNaN(lz.LogZ()) && !math.IsInf(lz.LogZ(), 0) {
+		if v, err := samplemetric.LogZError(logW, lz.LogZ()); err != nil {
+			note("|delta log Z|", err)
+		} else {
+			s.DeltaLogZ = &v
+		}
+	}
+	if exact != nil {
+		n := min(len(x), len(exact)) / d
+		k := min(n, MMDSamples)
+		if r, err := samplemetric.MMD(x[:k*d], exact[:k*d], d, 0); err != nil {
+			note("MMD", err)
+		} else {
+			v, h := r.MMD(), r.Bandwidth
+			s.MMD, s.MMDBandwidth, s.MMDSamples = &v, &h, k
+		}
+	}
 }
 
 // Result is what Run and Resume return besides the files they write.
@@ -302,12 +354,13 @@ func (f *family) Finish(*run.Curve) (any, error) {
 		s.EUBO, s.W2 = &m.EUBO, &m.W2
 	}
 	if lz, ok := t.Energy.(target.LogZer); ok {
-		v := lz.LogZ()
-		s.TrueLogZ = &v
+		s.TrueLogZ = run.Nullable(lz.LogZ()) // null where unknown (LGCP's NaN)
 	}
 	if exact == nil {
-		s.Notes = append(s.Notes, "EUBO and W2 skipped: the energy has no exact sampler")
+		s.Notes = append(s.Notes, "EUBO, W2 and MMD skipped: the energy has no exact sampler")
 	}
+	logW, _ := f.ev.LogWeights()
+	suiteMetrics(s, t.Energy, x, exact, logW, t.Proc.Dim)
 	return s, nil
 }
 

@@ -299,7 +299,7 @@ func TestRecordedPassIsExact(t *testing.T) {
 // Teacher).
 func TestPresetsValidForEveryMethod(t *testing.T) {
 	for _, p := range Presets {
-		for _, task := range []string{"25gmm", "manywell"} {
+		for _, task := range PresetTasks[p] {
 			for _, m := range Methods {
 				c, err := Preset(p, task)
 				if err != nil {

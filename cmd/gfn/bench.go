@@ -270,12 +270,12 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	for _, t := range bench.DiffusionTables {
 		names = append(names, t.Name)
 	}
-	fs := newFlagSet("bench diffusion", "Run every method × task × seed of one of the paper's diffusion-sampler tables as separate gfn\ntrain processes, --jobs at a time, into --out/<table>/<task>-<method>-seed<S>. Resumable: a run\nwith a summary.json is skipped, one with a checkpoint and no summary is continued with gfn\ntrain --resume (checkpoints every 500 iterations), others start afresh. Then writes\nresults.csv, results.md (mean ± std next to the paper's numbers) and figures/ to --out/<table>,\nfrom every finished run of the table there (a --methods or --tasks subset keeps the others'\nrows). A run whose final ELBO is more than 1 nat below its first evaluation's (step 0, after\none iteration) diverged: it is left out of the means, stds and mean curves, counted as \"+N\ndiverged\" and named with its iteration in results.md, and kept in results.csv (start_elbo,\ndiverged_at). Tables: main (Table 2: smc, ggns, pis, tb, eps, prt, per, teacher on 25gmm and\nmanywell), alpha (teacher with alpha 0 and 0.5; alpha 0.5 copies main's finished teacher runs,\nthe same command), local-search (per and teacher with --ls on manywell), passes (per and\nteacher with --buffer-passes, the authors' stale buffer draws, on 25gmm; not in the paper).")
+	fs := newFlagSet("bench diffusion", "Run every method × task × seed of one of the paper's diffusion-sampler tables as separate gfn\ntrain processes, --jobs at a time, into --out/<table>/<task>-<method>-seed<S>. Resumable: a run\nwith a summary.json is skipped, one with a checkpoint and no summary is continued with gfn\ntrain --resume (checkpoints every 500 iterations), others start afresh. Then writes\nresults.csv, results.md (mean ± std next to the paper's numbers) and figures/ to --out/<table>,\nfrom every finished run of the table there (a --methods or --tasks subset keeps the others'\nrows). A run whose final ELBO is more than 1 nat below its first evaluation's (step 0, after\none iteration) diverged: it is left out of the means, stds and mean curves, counted as \"+N\ndiverged\" and named with its iteration in results.md, and kept in results.csv (start_elbo,\ndiverged_at). Tables: main (Table 2: smc, ggns, pis, tb, eps, prt, per, teacher on 25gmm and\nmanywell), alpha (teacher with alpha 0 and 0.5; alpha 0.5 copies main's finished teacher runs,\nthe same command), local-search (per and teacher with --ls on manywell), passes (per and\nteacher with --buffer-passes, the authors' stale buffer draws, on 25gmm; not in the paper),\nsuite (tb, eps, prt, per, teacher, pis on funnel, gmm40, gmm40-50d, mos and lgcp, each at its\ndefault preset, with EMC, |delta log Z| and MMD and the published numbers of Sendera et al. 2024).")
 	table := fs.String("table", "main", "table to reproduce: "+strings.Join(names, ", ")+" (main is the paper's Table 2)")
 	tf := addTableFlags(fs, "seeds per method and task (0 = the paper's 5; 1 with --quick)", "smoke run: 1 seed, 40 iterations of 64 trajectories of 20 steps, width 64, small evaluations")
 	out := fs.String("out", filepath.Join("runs", "bench-diffusion"), "root output directory: the table's runs and results go to <out>/<table>")
-	tasks := fs.String("tasks", "", "comma-separated tasks (25gmm, manywell; default the table's)")
-	preset := fs.String("preset", "paper", "training settings: paper (reproduces the paper's table) or reference (the released code)")
+	tasks := fs.String("tasks", "", "comma-separated tasks ("+strings.Join(slices.Concat(bench.DiffusionTasks, bench.SuiteTasks), ", ")+"; default the table's)")
+	preset := fs.String("preset", "", "training settings of every task (default: each task's default preset: paper for 25gmm and manywell, which reproduces the paper's table; sendera for funnel and lgcp; blessing for gmm40, gmm40-50d and mos); reference is the released code's")
 	if err := tf.parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
@@ -286,7 +286,7 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return usageError{err}
 	}
-	if !slices.Contains(diffusion.Presets, *preset) {
+	if *preset != "" && !slices.Contains(diffusion.Presets, *preset) {
 		return usagef("preset %q is unknown (allowed: %s)", *preset, strings.Join(diffusion.Presets, ", "))
 	}
 	o := bench.DiffusionOptions{Out: *out, Seeds: *tf.seeds, Jobs: *tf.jobs, Quick: *tf.quick, Preset: *preset, CollectOnly: *tf.collect}
@@ -300,8 +300,8 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	if *tasks != "" {
 		for _, k := range strings.Split(*tasks, ",") {
-			if !slices.Contains(bench.DiffusionTasks, k) {
-				return usagef("task %q is unknown (allowed: %s)", k, strings.Join(bench.DiffusionTasks, ", "))
+			if all := slices.Concat(bench.DiffusionTasks, bench.SuiteTasks); !slices.Contains(all, k) {
+				return usagef("task %q is unknown (allowed: %s)", k, strings.Join(all, ", "))
 			}
 			o.Tasks = append(o.Tasks, k)
 		}

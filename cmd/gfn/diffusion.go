@@ -61,12 +61,9 @@ func setupDiffusion(c *trainCmd) error {
 		c.task, preset, c.budgetNow = stored.Task, stored.Preset, stored.Iterations
 		c.stored = fmt.Sprintf("%s, method %s, seed %d", stored.Task, stored.Method, stored.Seed)
 	}
-	if preset == "" {
-		preset = "paper"
-	}
 	c.unit, c.budget, c.ckEvery = "iteration", "iterations", 500
 	c.also = []string{"preset", "drift-clip"}
-	c.synopsis = "Train a diffusion sampler (a GFlowNet over R^d) on " + strings.Join(energy.Names, " or ") + ", with an adaptive\nTeacher by default. Defaults shown are the paper preset's on 25gmm (it reproduces the paper's\ntable); --preset reference switches to the released code's settings. Writes metrics.csv,\nsummary.json, checkpoint.safetensors + config.json, samples.png and curves.png to --out."
+	c.synopsis = "Train a diffusion sampler (a GFlowNet over R^d), with an adaptive Teacher by default, on\n" + strings.Join(energy.Names, ", ") + ". Defaults shown are the task's default preset's:\npaper on 25gmm and manywell (it reproduces the paper's table; --preset reference switches to the\nreleased code's settings), sendera (Sendera et al. 2024) on funnel and lgcp, blessing (Blessing et\nal. 2024's budget) on gmm40, gmm40-50d and mos; gfn train --task lgcp --help shows a task's.\nWrites metrics.csv, summary.json (with EMC, |delta log Z| and MMD where they apply),\ncheckpoint.safetensors + config.json, samples.png and curves.png to --out."
 	presetTask, taskHelp := c.task, "target: "+strings.Join(energy.Names, ", ")
 	m := flagValue(c.args, "method")
 	if m == "" {
@@ -79,12 +76,15 @@ func setupDiffusion(c *trainCmd) error {
 			return usagef("method %s needs the gradient of log R, which a reward program does not give (allowed: tb, eps, prt, per, teacher)", m)
 		}
 	}
+	if preset == "" {
+		preset = diffusion.DefaultPreset(presetTask)
+	}
 	d, err := diffusion.PresetFor(preset, presetTask, diffusion.Method(m))
 	if err != nil {
 		return usageError{err}
 	}
 	c.addTaskFlag(taskHelp)
-	fs.String("preset", preset, "settings: paper (the paper's text, which reproduces its table) or reference (the released code)")
+	fs.String("preset", preset, "settings: paper (the paper's text, which reproduces its table) or reference (the released code) for 25gmm and manywell; sendera (Sendera et al. 2024) for funnel and lgcp; blessing (Blessing et al. 2024's budget on this library's process) for gmm40, gmm40-50d and mos")
 	method := fs.String("method", string(d.Method), "training method: tb, eps (exploration noise), prt, per, teacher, pis (path integral sampler: gradients through the trajectory), smc (sequential Monte Carlo) and ggns (gradient-guided nested sampling): no training, see --method smc --help")
 	fs.BoolVar(&d.LocalSearch, "ls", false, "MALA local search from the buffer every --ls-every iterations (per and teacher)")
 	fs.IntVar(&d.LSEvery, "ls-every", d.LSEvery, "iterations between local searches (on Student slots)")
@@ -215,6 +215,19 @@ func printDiffusionSummary(w io.Writer, s *diffusion.Summary) {
 	fmt.Fprintf(w, "  final (%d samples): ELBO %.4f, ELBO-IS %.4f", s.Samples, s.ELBO, s.ELBOIS)
 	if s.EUBO != nil {
 		fmt.Fprintf(w, ", EUBO %.4f, W2 %.4f", *s.EUBO, *s.W2)
+	}
+	var suite []string
+	if s.EMC != nil {
+		suite = append(suite, fmt.Sprintf("EMC %.4f", *s.EMC))
+	}
+	if s.DeltaLogZ != nil {
+		suite = append(suite, fmt.Sprintf("|delta log Z| %.4f", *s.DeltaLogZ))
+	}
+	if s.MMD != nil {
+		suite = append(suite, fmt.Sprintf("MMD %.4f (%d samples, bandwidth %.3g)", *s.MMD, s.MMDSamples, *s.MMDBandwidth))
+	}
+	if len(suite) > 0 {
+		fmt.Fprintf(w, "\n  %s", strings.Join(suite, ", "))
 	}
 	fmt.Fprintf(w, "\n  learned log Z %.4f", s.LogZ)
 	if s.TrueLogZ != nil {
