@@ -43,17 +43,24 @@ const (
 // assembly kernel and conversions (tests clear it to run the portable ones).
 var hasBF16, bf16Asm bool
 
-// HasBF16 reports whether this CPU has the AVX512_BF16 instructions (CPUID
-// leaf 7, subleaf 1, EAX bit 5, with the AVX-512 register state enabled by
-// the operating system) that GemmBF16's micro-kernel needs. Without them
-// GemmBF16 runs portable Go at 2–8 GFLOP/s, a few percent of float32
-// Gemm's speed, so a caller choosing bfloat16 for speed should refuse it
-// and name the feature.
-// Having the instructions does not make them fast: on the Intel Xeon
+// HasBF16 reports whether GemmBF16 runs on bfloat16 hardware here: AMX-BF16
+// (see BF16Kernel), or the AVX512_BF16 instructions (CPUID leaf 7, subleaf
+// 1, EAX bit 5, with the AVX-512 register state enabled by the operating
+// system) that its VDPBF16PS micro-kernel needs. Without either, GemmBF16
+// runs portable Go at 2–8 GFLOP/s, a few percent of float32 Gemm's speed,
+// so a caller choosing bfloat16 for speed should refuse it and name the
+// feature.
+// Having the instructions does not make them fast. On the Intel Xeon
 // (Emerald Rapids) this was measured on, VDPBF16PS issues once every two
 // cycles, a quarter of VFMADD231PS's rate for twice its multiply-adds, and
-// GemmBF16 runs at about 0.55 of Gemm's speed (docs/results/bf16-kernels.md).
-func HasBF16() bool { return hasBF16 }
+// that path runs at about 0.55 of Gemm's speed; the same CPU's AMX tiles
+// run GemmBF16 at 2–5 times Gemm's speed on products of a few hundred rows
+// and more (docs/results/bf16-kernels.md). The first call may ask the OS
+// for the AMX tile state, as BF16Kernel does.
+func HasBF16() bool {
+	amxOnce.Do(initAMX)
+	return hasBF16 || hasAMX
+}
 
 // GemmBF16 is Gemm with both operands rounded to bfloat16: C = op(A)·op(B),
 // or C += op(A)·op(B) when accumulate is true, for float32 A, B and C.
@@ -68,18 +75,26 @@ func HasBF16() bool { return hasBF16 }
 // γ = n·2^-24/(1 - n·2^-24) with n = k + ⌈k/512⌉ + 1 the float32 roundings a
 // product goes through, and C₀ C's old value if accumulating: no factor k
 // on the rounding of the operands, which the tests check. Bfloat16 subnormals (below 2^-126 in
-// magnitude) count as zero, as VDPBF16PS reads them.
+// magnitude) count as zero, as VDPBF16PS and TDPBF16PS read them.
 //
-// The sum for each element runs in k order in blocks of 512, the odd k of
-// each pair first; the portable path on CPUs without AVX512_BF16 (HasBF16)
-// follows the same order, so both give the same bits unless a product or a
-// partial sum is a float32 subnormal (below 2^-126), which the instruction
-// flushes to zero and Go rounds gradually; each flush moves a sum by less
-// than 2^-126, so then each path is within γ·(Σ_p |Â(i,p)|·|B̂(p,j)| + |C₀|)
-// + (2k+2)·2^-126 of the exact product of the rounded operands Â, B̂, and
-// the two paths differ by at most twice that.
-// As with Gemm, the split across cores never changes a bit, and a row of
-// X·W does not depend on the other rows. GemmBF16 panics if a slice is too
+// Three paths compute this; BF16Kernel names the one that runs. On the
+// AVX512_BF16 path ("avx512bf16") the sum for each element runs in k order
+// in blocks of 512, the odd k of each pair first, and C₀ is added last; the
+// portable path ("go") follows the same order, so both give the same bits
+// unless a product or a partial sum is a float32 subnormal (below 2^-126),
+// which the instruction flushes to zero and Go rounds gradually; each flush
+// moves a sum by less than 2^-126, so then each path is within
+// γ·(Σ_p |Â(i,p)|·|B̂(p,j)| + |C₀|) + (2k+2)·2^-126 of the exact product of
+// the rounded operands Â, B̂, and the two paths differ by at most twice
+// that. The AMX path ("amx") starts each element from C₀ (or zero) and
+// lets TDPBF16PS add the products 32 values of k at a time, in an order and
+// with intermediate roundings of the hardware's own: the Intel SDM's
+// pseudocode is a sequential float32 sum, but the results measured on
+// Emerald Rapids match no sequential order. So its bits differ from the
+// other paths'; it meets the same bounds in the tests (it flushes
+// subnormals too), so it is within twice them of the portable path.
+// On every path the split across cores never changes a bit, as with Gemm,
+// and a row of X·W does not depend on the other rows. GemmBF16 panics if a slice is too
 // short for the shapes given: that is a programmer error.
 func GemmBF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
 	if m == 0 || n == 0 {

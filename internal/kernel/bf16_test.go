@@ -618,6 +618,20 @@ func TestGemmBF16DoesNotAllocate(t *testing.T) {
 	}
 }
 
+// TestBF16Kernel: BF16Kernel names the path GemmBF16 takes, AMX wherever
+// the CPU has it and the OS grants the tile state (then HasBF16 too).
+func TestBF16Kernel(t *testing.T) {
+	paths := bfPaths()
+	got := BF16Kernel()
+	if want := paths[len(paths)-1]; got != want {
+		t.Fatalf("BF16Kernel() = %q, want %q (paths here: %v)", got, want, paths)
+	}
+	if (got != "go") != HasBF16() {
+		t.Fatalf("BF16Kernel() = %q but HasBF16() = %v", got, HasBF16())
+	}
+	t.Logf("GemmBF16 runs %q (paths tested: %v)", got, paths)
+}
+
 func TestGemmBF16PanicsOnShortSlice(t *testing.T) {
 	defer func() {
 		e := recover()
@@ -644,8 +658,19 @@ func TestGemmBF16EmptyShapes(t *testing.T) {
 	GemmBF16(false, false, 0, 2, 3, nil, 3, make([]float32, 6), 2, nil, 2, false)
 }
 
-// BenchmarkGemmBF16 is BenchmarkGemm's products through GemmBF16.
+// BenchmarkGemmBF16 is BenchmarkGemm's products through GemmBF16, on the
+// path BF16Kernel names (AMX where the CPU and the OS allow it).
 func BenchmarkGemmBF16(b *testing.B) { benchProducts(b, GemmBF16) }
+
+// BenchmarkGemmBF16VDP is BenchmarkGemmBF16 on the AVX512_BF16 path
+// (VDPBF16PS), which runs where AMX does not.
+func BenchmarkGemmBF16VDP(b *testing.B) {
+	if !hasBF16 {
+		b.Skip("no AVX512_BF16")
+	}
+	defer useBF16Path(useBF16Path("avx512bf16"))
+	benchProducts(b, GemmBF16)
+}
 
 // BenchmarkGemmBF16Portable times the portable path (what a CPU without
 // AVX512_BF16 would run) on two of the shapes; compare with BenchmarkGemm's.
