@@ -250,20 +250,23 @@ func (s *sampler) Backward(p Process, x []float32, n int, rng *rand.Rand, dst *b
 func (p Process) scoreBackward(b *batch) {
 	d, dt := p.Dim, p.dt()
 	clear(b.LogPB)
-	for i := 1; i < p.Steps; i++ {
-		a := float64(i) / float64(i+1)
-		v := p.Sigma2 * dt * a
-		c := float64(d) * (log2Pi + math.Log(v))
-		cur, prev := b.Step(i+1), b.Step(i)
-		for r := range b.N {
-			var q float64
-			for k := r * d; k < (r+1)*d; k++ {
-				e := float64(prev[k]) - float64(cur[k])*a
-				q += e * e
+	// Rows in parallel, each row's steps in order (the serial loop's sums).
+	forRows(b.N, p.Steps*d, func(lo, hi int) {
+		for i := 1; i < p.Steps; i++ {
+			a := float64(i) / float64(i+1)
+			v := p.Sigma2 * dt * a
+			c := float64(d) * (log2Pi + math.Log(v))
+			cur, prev := b.Step(i+1), b.Step(i)
+			for r := lo; r < hi; r++ {
+				var q float64
+				for k := r * d; k < (r+1)*d; k++ {
+					e := float64(prev[k]) - float64(cur[k])*a
+					q += e * e
+				}
+				b.LogPB[r] -= (q/v + c) / 2
 			}
-			b.LogPB[r] -= (q/v + c) / 2
 		}
-	}
+	})
 }
 
 func growF(s []float64, n int) []float64 {

@@ -127,23 +127,26 @@ func scoreRows(p Process, out *nn.Matrix, b *batch, i0, k int, logPF []float64) 
 	// A fixed variance needs no log or exp per value (same bits).
 	lv0 := math.Log(p.Sigma2)
 	dtv0 := dt * math.Exp(lv0)
-	for j := range k {
-		xi, xn := b.Step(i0+j), b.Step(i0+j+1)
-		for r := range n {
-			o := out.Row(j*n + r)
-			var lp float64
-			for c := range d {
-				lv, dtv := lv0, dtv0
-				if p.LearnedVariance {
-					lv = p.logVar(o[d+c])
-					dtv = dt * math.Exp(lv)
+	// Rows in parallel, each row's steps in order (the serial loop's sums).
+	forRows(n, k*d, func(lo, hi int) {
+		for j := range k {
+			xi, xn := b.Step(i0+j), b.Step(i0+j+1)
+			for r := lo; r < hi; r++ {
+				o := out.Row(j*n + r)
+				var lp float64
+				for c := range d {
+					lv, dtv := lv0, dtv0
+					if p.LearnedVariance {
+						lv = p.logVar(o[d+c])
+						dtv = dt * math.Exp(lv)
+					}
+					res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*p.drift(o[c])
+					lp += res*res/dtv + log2Pi + ldt + lv
 				}
-				res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*p.drift(o[c])
-				lp += res*res/dtv + log2Pi + ldt + lv
+				logPF[r] -= lp / 2
 			}
-			logPF[r] -= lp / 2
 		}
-	}
+	})
 }
 
 // gradRows sets dy (k·n × 2d) to the gradient of Σ_r scale·δ_r·Σ_i log
@@ -154,12 +157,18 @@ func scoreRows(p Process, out *nn.Matrix, b *batch, i0, k int, logPF []float64) 
 // with res = x_{i+1} − x_i − dt·u and, for a learned variance,
 // ∂λ/∂v = ρ·(1 − tanh² v).
 func gradRows(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, scale float64, dy *nn.Matrix) {
-	n, d, dt := b.N, p.Dim, p.dt()
+	n, d := b.N, p.Dim
 	dy.Resize(k*n, 2*d)
 	ev0 := math.Exp(math.Log(p.Sigma2))
+	forRows(n, k*d, func(lo, hi int) { gradRowsOf(p, out, b, i0, k, delta, scale, dy, ev0, lo, hi) })
+}
+
+// gradRowsOf is gradRows for the batch rows [lo, hi).
+func gradRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, scale float64, dy *nn.Matrix, ev0 float64, lo, hi int) {
+	n, d, dt := b.N, p.Dim, p.dt()
 	for j := range k {
 		xi, xn := b.Step(i0+j), b.Step(i0+j+1)
-		for r := range n {
+		for r := lo; r < hi; r++ {
 			o, g := out.Row(j*n+r), dy.Row(j*n+r)
 			w := scale * delta[r]
 			for c := range d {
