@@ -165,6 +165,9 @@ type sampler struct {
 	// Recorded is the output of the last recorded Forward (T·n rows,
 	// step-major), or nil.
 	Recorded *nn.Matrix
+	// z holds one step's noise, drawn serially in row order so that the
+	// rows can then be stepped in parallel with the serial loop's bits.
+	z []float64
 }
 
 // Forward draws n trajectories from the policy, filling dst's states,
@@ -195,24 +198,30 @@ func (s *sampler) Forward(p Process, net Policy, n int, opt sampleOptions, rng *
 		s.ts[0] = float32(float64(i) * dt)
 		out := net.Forward(&s.x, s.ts[:])
 		xi, xn := dst.Step(i), dst.Step(i+1)
-		for b := range n {
-			o := out.Row(b)
-			var lp float64
-			for k := range d {
-				lv, v, sd := lv0, v0, sd0
-				if p.LearnedVariance {
-					lv = p.logVar(o[d+k])
-					v = dt * math.Exp(lv)
-					sd = math.Sqrt(v + f2)
-				}
-				mean := float64(xi[b*d+k]) + dt*p.drift(o[k])
-				x := float32(mean + sd*rng.NormFloat64())
-				xn[b*d+k] = x
-				r := float64(x) - mean
-				lp += r*r/v + log2Pi + ldt + lv
-			}
-			dst.LogPF[b] -= lp / 2
+		s.z = growF(s.z, n*d)
+		for j := range s.z {
+			s.z[j] = rng.NormFloat64()
 		}
+		forRows(n, d, func(lo, hi int) {
+			for b := lo; b < hi; b++ {
+				o := out.Row(b)
+				var lp float64
+				for k := range d {
+					lv, v, sd := lv0, v0, sd0
+					if p.LearnedVariance {
+						lv = p.logVar(o[d+k])
+						v = dt * math.Exp(lv)
+						sd = math.Sqrt(v + f2)
+					}
+					mean := float64(xi[b*d+k]) + dt*p.drift(o[k])
+					x := float32(mean + sd*s.z[b*d+k])
+					xn[b*d+k] = x
+					r := float64(x) - mean
+					lp += r*r/v + log2Pi + ldt + lv
+				}
+				dst.LogPF[b] -= lp / 2
+			}
+		})
 	}
 	if record {
 		s.Recorded = rec.EndRecord()

@@ -10,10 +10,10 @@ import (
 	"github.com/gfngo/gfn/timenet"
 )
 
-// TestRowsSplitBitIdentical: scoring and differentiating a batch large
-// enough to be split across cores (scoreBackward, scoreRows, gradRows)
-// gives the same bits on one core as on four, for a fixed and a learned
-// variance.
+// TestRowsSplitBitIdentical: sampling, scoring and differentiating a
+// batch large enough to be split across cores (Forward's steps,
+// scoreBackward, scoreRows, gradRows) gives the same bits on one core as on
+// four, for a fixed and a learned variance.
 func TestRowsSplitBitIdentical(t *testing.T) {
 	for _, learned := range []bool{false, true} {
 		proc := Process{Dim: 96, Steps: 4, Sigma2: 2, LearnedVariance: learned, VarianceRange: 4, Clip: 1e4}
