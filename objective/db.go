@@ -50,7 +50,17 @@ func (*DB) Eval(b *Batch, g *Grad, r *Result) error {
 		r.PerObject[k], r.Delta[k] = sq, -sum
 	}
 	finish(r)
+	r.LogZ = meanFlow(b, n)
 	return nil
+}
+
+// meanFlow is the mean of log F(s_0) over the trajectories.
+func meanFlow(b *Batch, n int) float64 {
+	var s float64
+	for k := range n {
+		s += b.LogF[b.Off[k]+k]
+	}
+	return s / float64(n)
 }
 
 // SubTB is sub-trajectory balance (Madan et al. 2023): every
@@ -135,6 +145,7 @@ func (o *SubTB) Eval(b *Batch, g *Grad, r *Result) error {
 		g.LogF[off+k] = o.gu[0] / w / float64(n)
 	}
 	finish(r)
+	r.LogZ = meanFlow(b, n)
 	return nil
 }
 
@@ -179,6 +190,7 @@ func (*ModifiedDB) Eval(b *Batch, g *Grad, r *Result) error {
 			}
 		}
 		r.PerObject[k], r.Delta[k] = sq, sum
+		r.LogZ += (b.StateLogR[b.Off[k]+k] - b.LogPStop[b.Off[k]+k]) / float64(n)
 	}
 	finish(r)
 	return nil

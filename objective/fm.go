@@ -29,6 +29,7 @@ func (*FM) Eval(b *Batch, g *Grad, r *Result) error {
 	for k := range n {
 		first, last := b.Off[k]+k, b.Off[k+1]+k
 		var sq float64
+		r.LogZ += logSumExp(b.OutLogF[b.OutOff[first]:b.OutOff[first+1]], b.StateLogR[first]) / float64(n)
 		for s := first + 1; s <= last; s++ {
 			in := b.InLogF[b.InOff[s]:b.InOff[s+1]]
 			out := b.OutLogF[b.OutOff[s]:b.OutOff[s+1]]

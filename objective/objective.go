@@ -61,6 +61,11 @@ type Grad struct {
 type Result struct {
 	// Loss is the batch mean of PerObject.
 	Loss float64
+	// LogZ is the batch's estimate of log Z: TB's learned log Z, VarGrad's
+	// mean of log R + Σ log P_B − Σ log P_F, the mean flow log F(s_0) of
+	// the flow objectives (modified DB: log R(s_0) − log P_F(⊤|s_0); FM:
+	// the log of s_0's outflow).
+	LogZ float64
 	// PerObject is ℓ(τ) of each trajectory; Delta its signed residual,
 	// positive where R(x) lies above the estimate (see the package doc).
 	PerObject, Delta []float64
@@ -167,7 +172,7 @@ func grow(s []float64, n int) []float64 {
 
 // start sizes r for n trajectories and g's per-transition gradients.
 func start(g *Grad, r *Result, n, T int) {
-	r.PerObject, r.Delta = grow(r.PerObject, n), grow(r.Delta, n)
+	r.PerObject, r.Delta, r.LogZ = grow(r.PerObject, n), grow(r.Delta, n), 0
 	if g != nil {
 		g.LogPF, g.LogPB, g.LogZ = grow(g.LogPF, T), grow(g.LogPB, T), 0
 	}

@@ -181,6 +181,9 @@ func TestExactFlowsVanish(t *testing.T) {
 		if r.Loss > 1e-20 {
 			t.Errorf("%s: loss %g at the exact flows, want 0", name, r.Loss)
 		}
+		if name != "vargrad" && math.Abs(r.LogZ-d.logF[0]) > 1e-12 || math.Abs(r.LogZ-d.logF[0]) > 1e-9 {
+			t.Errorf("%s: log Z estimate %v, exact %v", name, r.LogZ, d.logF[0])
+		}
 		for k, v := range r.Delta {
 			if math.Abs(v) > 1e-9 {
 				t.Errorf("%s: δ[%d] = %g at the exact flows", name, k, v)

@@ -33,6 +33,7 @@ func (*TB) Eval(b *Batch, g *Grad, r *Result) error {
 		}
 	}
 	finish(r)
+	r.LogZ = b.LogZ
 	return nil
 }
 
@@ -66,6 +67,7 @@ func (*VarGrad) Eval(b *Batch, g *Grad, r *Result) error {
 		mean += z
 	}
 	mean /= float64(n)
+	r.LogZ = mean
 	for k := range n {
 		d := r.Delta[k] - mean
 		r.Delta[k], r.PerObject[k] = d, d*d
