@@ -94,7 +94,7 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"sample-empty-dir", []string{"sample", "--checkpoint", "testdata"}},
 		{"bench-unknown", []string{"bench", "fast"}},
 		{"bad-buffer", []string{"train", "--buffer", "lifo"}},
-		{"bad-objective", []string{"train", "--objective", "subtb"}},
+		{"bad-objective", []string{"train", "--objective", "fm"}},
 		{"schedule-without-buffer", []string{"train", "--schedule", "SB"}},
 		{"bad-ls-ratio", []string{"train", "--ls", "--ls-back-ratio", "1.5"}},
 		{"bench-bad-iterations", []string{"bench", "speed", "--iterations", "0"}},
