@@ -28,6 +28,7 @@ type TB struct {
 	narrow  nn.Matrix
 	dwide   nn.Matrix
 	width   int // columns of the model's output
+	logits  *nn.Matrix
 }
 
 // LogPF writes log P_F(τ) under model m for every trajectory of tr into
@@ -75,7 +76,7 @@ func (tb *TB) LogPF(env Env, m Model, tr *Trajectories, out []float64) {
 	for u, i := range rep {
 		env.ForwardMask(tb.ordered[int(i)*w:int(i+1)*w], tb.mask[u*na:(u+1)*na])
 	}
-	tb.width = logits.Cols
+	tb.width, tb.logits = logits.Cols, logits
 	nn.LogSoftmax(&tb.logp, Narrow(&tb.narrow, logits, na), tb.mask)
 	for b := range tr.Len() {
 		var s float64

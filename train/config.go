@@ -3,8 +3,11 @@ package train
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+
+	"github.com/gfngo/gfn/objective"
 
 	"github.com/gfngo/gfn/agent"
 	"github.com/gfngo/gfn/internal/choice"
@@ -32,7 +35,19 @@ type Objective string
 const (
 	ObjectiveTB Objective = "tb" // trajectory balance with a learned log Z
 	ObjectiveDB Objective = "db" // detailed balance with a state-flow head
+	// SubTB is sub-trajectory balance (Madan et al. 2023) with a
+	// state-flow head, sub-trajectories weighted by Config.Lambda.
+	ObjectiveSubTB Objective = "subtb"
+	// VarGrad is the variance of log R + Σ log P_B − Σ log P_F over the
+	// batch: no learned log Z (its estimate is the batch mean).
+	ObjectiveVarGrad Objective = "vargrad"
 )
+
+// Objectives lists the grid's objectives. The Teacher of tb, subtb and
+// vargrad trains with TB, paid from the Student's per-object loss under
+// the Student's objective (package objective); db's Teacher trains with
+// DB on per-transition rewards, as the paper's DB appendix.
+var Objectives = []Objective{ObjectiveTB, ObjectiveDB, ObjectiveSubTB, ObjectiveVarGrad}
 
 // TeacherReward names a Teacher reward form as gfn train's
 // --teacher-reward and earlier config.json files do.
@@ -51,11 +66,14 @@ const (
 // DefaultConfig.
 type Config struct {
 	Method Method `json:"method"`
-	// Objective is the loss of both Student and Teacher (default tb).
-	Objective   Objective `json:"objective"`
-	Batch       int       `json:"batch"`
-	RewardCalls int       `json:"reward_calls"` // budget of reward evaluations
-	Hidden      []int     `json:"hidden"`
+	// Objective is the Student's loss (default tb; see Objectives for the
+	// Teacher's).
+	Objective Objective `json:"objective"`
+	// Lambda is SubTB's λ (0: objective.DefaultLambda, 0.9).
+	Lambda      float64 `json:"lambda,omitempty"`
+	Batch       int     `json:"batch"`
+	RewardCalls int     `json:"reward_calls"` // budget of reward evaluations
+	Hidden      []int   `json:"hidden"`
 	// Student and Teacher are the agents' optimisers; their Clip covers
 	// the policy and log Z together, as the reference clips them.
 	Student     agent.Optim `json:"student"`
@@ -197,6 +215,14 @@ func (c Config) Steps() int {
 	return s
 }
 
+// teacherObjective is the Teacher's objective: DB with DB, TB otherwise.
+func (c Config) teacherObjective() Objective {
+	if c.Objective == ObjectiveDB {
+		return ObjectiveDB
+	}
+	return ObjectiveTB
+}
+
 // numTeachers is the number of Teachers of the run (0 without one).
 func (c Config) numTeachers() int {
 	if c.Method != MethodTeacher {
@@ -239,8 +265,12 @@ func (c Config) Validate() error {
 	switch {
 	case !okMethod:
 		return fmt.Errorf("train: method %q is unknown (allowed: %s)", c.Method, choice.List(Methods))
-	case c.Objective != ObjectiveTB && c.Objective != ObjectiveDB:
-		return fmt.Errorf("train: objective %q is unknown (allowed: %s, %s)", c.Objective, ObjectiveTB, ObjectiveDB)
+	case !slices.Contains(Objectives, c.Objective):
+		return fmt.Errorf("train: objective %q is unknown (allowed: %s)", c.Objective, choice.List(Objectives))
+	case c.Lambda < 0 || math.IsInf(c.Lambda, 0) || math.IsNaN(c.Lambda):
+		return fmt.Errorf("train: lambda %v must be finite and >= 0 (0: %v)", c.Lambda, objective.DefaultLambda)
+	case c.NMC > 1 && (c.Objective == ObjectiveSubTB || c.Objective == ObjectiveVarGrad):
+		return fmt.Errorf("train: n-mc %d averages TB residuals over backward trajectories; objective %q takes n-mc 1", c.NMC, c.Objective)
 	case c.Batch < 1:
 		return fmt.Errorf("train: batch %d is invalid: it must be at least 1", c.Batch)
 	case c.RewardCalls < c.Batch:

@@ -51,7 +51,7 @@ func (t *Trainer) localSearch(searcher *Agent, teacher bool) error {
 			return
 		}
 		ls.delta = grow(ls.delta, tr.Len())
-		t.tb.Loss(env, t.Student.Model, t.Student.LogZ, tr, logR, ls.delta, false)
+		t.studentDelta(tr, logR, ls.delta)
 		for b, d := range ls.delta {
 			out[b] = t.reward.LogReward(t.reward.Term(d), logR[b])
 		}

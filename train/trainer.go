@@ -8,6 +8,7 @@ import (
 	"github.com/gfngo/gfn/agent"
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/nn"
+	"github.com/gfngo/gfn/objective"
 	"github.com/gfngo/gfn/replay"
 	"github.com/gfngo/gfn/target"
 	"github.com/gfngo/gfn/teacher"
@@ -19,10 +20,11 @@ type Agent struct {
 	agent.Agent[discrete.Model]
 }
 
-// newAgent builds a TB agent (policy and log Z) or, for DB, a policy with
-// a state-flow head and no log Z.
-func newAgent(env discrete.FeaturizedEnv, cfg Config, o agent.Optim, rng *rand.Rand) *Agent {
-	if cfg.Objective == ObjectiveDB {
+// newAgent builds an agent for objective obj: for TB and VarGrad a policy
+// and log Z (VarGrad's not learned: it holds the batch's estimate), for DB
+// and SubTB a policy with a state-flow head and no log Z.
+func newAgent(env discrete.FeaturizedEnv, cfg Config, o agent.Optim, obj Objective, rng *rand.Rand) *Agent {
+	if obj == ObjectiveDB || obj == ObjectiveSubTB {
 		m := discrete.NewMLPModelHeads(env, env, "model", cfg.Hidden, 1, rng)
 		return &Agent{agent.New[discrete.Model](m, o.LR, nil, 0)}
 	}
@@ -95,22 +97,26 @@ type Trainer struct {
 	sampler   *discrete.Sampler
 	tb        discrete.TB
 	tbTeacher discrete.TB // the Teacher's own scratch: its step runs concurrently
-	batch     discrete.Trajectories
-	extra     discrete.Trajectories
-	logR      []float64
-	delta     []float64
-	logRT     []float64
-	extraD    []float64
-	repX      []int32
-	schedule  teacher.Schedule
-	reward    teacher.Reward
-	modes     target.Moder
-	keyer     discrete.TerminalKeyer
-	buffer    *replay.Buffer[int32]
-	bufX      []int32
-	ls        lsState
-	db        dbState
-	gafn      *gafnState
+	// obj is the Student's objective for subtb and vargrad (TB and DB
+	// keep their own code above and in db.go).
+	obj      discrete.Objective
+	objLoss  []float64
+	batch    discrete.Trajectories
+	extra    discrete.Trajectories
+	logR     []float64
+	delta    []float64
+	logRT    []float64
+	extraD   []float64
+	repX     []int32
+	schedule teacher.Schedule
+	reward   teacher.Reward
+	modes    target.Moder
+	keyer    discrete.TerminalKeyer
+	buffer   *replay.Buffer[int32]
+	bufX     []int32
+	ls       lsState
+	db       dbState
+	gafn     *gafnState
 	// noCompanion turns off the other agent's forward pass during
 	// sampling (tests compare the two).
 	noCompanion bool
@@ -153,14 +159,21 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.Student = newAgent(fenv, cfg, cfg.Student, rng)
+	t.Student = newAgent(fenv, cfg, cfg.Student, cfg.Objective, rng)
 	for range cfg.numTeachers() {
-		t.Teachers = append(t.Teachers, newAgent(fenv, cfg, cfg.Teacher, rng))
+		t.Teachers = append(t.Teachers, newAgent(fenv, cfg, cfg.Teacher, cfg.teacherObjective(), rng))
 	}
 	if len(t.Teachers) > 0 {
 		t.Teacher = t.Teachers[0]
 	}
 	t.multiPath = len(t.Teachers) > 1
+	if cfg.Objective == ObjectiveSubTB || cfg.Objective == ObjectiveVarGrad {
+		o, err := objective.New(string(cfg.Objective), cfg.Lambda)
+		if err != nil {
+			return nil, err
+		}
+		t.obj.Obj = o
+	}
 	if cfg.Method == MethodGAFN {
 		t.gafn = newGAFN(fenv, cfg.Student.LR, rng)
 	}
@@ -259,7 +272,7 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		// Record the behaviour policy's forward passes: its own TB step
 		// on this batch then reuses them instead of recomputing.
 		opt := discrete.SampleOptions{Eps: cfg.Eps, Temperature: cfg.Temperature,
-			Record: cfg.Objective == ObjectiveTB && cfg.Method != MethodGAFN}
+			Record: cfg.Objective != ObjectiveDB && cfg.Method != MethodGAFN}
 		if opt.Record && t.Teacher != nil && !t.noCompanion {
 			// The other agent trains on this batch too: its forward pass
 			// runs beside the sampling, on the core sampling leaves idle.
@@ -329,7 +342,11 @@ func (t *Trainer) initUpdate() {
 	u := &t.update
 	u.Delta = func() float64 {
 		nn.ZeroGrad(t.Student.Params())
-		return t.tb.Eval(t.Env, t.Student.Model, t.Student.LogZ, &t.batch, t.logR, t.delta)
+		loss := t.studentDelta(&t.batch, t.logR, t.delta)
+		if cfg.Objective == ObjectiveVarGrad {
+			t.Student.LogZ.Value[0] = float32(t.obj.LogZ())
+		}
+		return loss
 	}
 	needRT := t.Teacher != nil || (t.buffer != nil && cfg.Buffer.Priority == replay.Teacher)
 	if needRT {
@@ -339,6 +356,9 @@ func (t *Trainer) initUpdate() {
 	// pass must come first; they use the same pre-update parameters.
 	u.TargetsAfterStudent = needRT && cfg.NMC > 1
 	u.StudentGrad = func() { t.tb.Grad(t.Env, t.Student.Model, t.Student.LogZ, &t.batch, t.delta) }
+	if t.obj.Obj != nil {
+		u.StudentGrad = func() { t.obj.Grad(t.Env, t.Student.Model, t.Student.LogZ, &t.batch) }
+	}
 	u.StudentUpdate = func() { t.Student.update(cfg.Student.Clip) }
 	switch {
 	case t.multiPath:
@@ -347,6 +367,28 @@ func (t *Trainer) initUpdate() {
 	case t.Teacher != nil:
 		u.TeacherStep = t.teacherStepLoss
 	}
+}
+
+// studentDelta evaluates the Student's objective on tr, leaving its pass
+// ready for the gradient, and writes each object's residual for the
+// Teacher's reward into delta: TB's δ, or for SubTB and VarGrad
+// sign(δ)·√ℓ with ℓ the object's loss and δ its signed residual (package
+// objective), so that the reward's w·δ² is the object's weighted loss. It
+// returns the batch loss.
+func (t *Trainer) studentDelta(tr *discrete.Trajectories, logR, delta []float64) float64 {
+	if t.obj.Obj == nil {
+		return t.tb.Eval(t.Env, t.Student.Model, t.Student.LogZ, tr, logR, delta)
+	}
+	n := tr.Len()
+	t.objLoss = grow(t.objLoss, n)
+	loss, err := t.obj.Eval(t.Env, t.Student.Model, t.Student.LogZ, tr, logR, delta, t.objLoss)
+	if err != nil {
+		panic(err) // the sizes are the trainer's own
+	}
+	for b := range n {
+		delta[b] = math.Copysign(math.Sqrt(t.objLoss[b]), delta[b])
+	}
+	return loss
 }
 
 // teacherScratch is one of K Teachers' TB scratch and per-object values.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gfngo/gfn/discrete"
 	"github.com/gfngo/gfn/env/hypergrid"
+	"github.com/gfngo/gfn/objective"
 	"github.com/gfngo/gfn/replay"
 	"github.com/gfngo/gfn/rewardcmd"
 	gfnrun "github.com/gfngo/gfn/run"
@@ -19,6 +20,9 @@ import (
 	"github.com/gfngo/gfn/teacher"
 	"github.com/gfngo/gfn/train"
 )
+
+// objectiveDefaultLambda is SubTB's λ shown in --help.
+const objectiveDefaultLambda = objective.DefaultLambda
 
 // gridFamily is the family of discrete environments: the deceptive
 // hypergrid (package train).
@@ -46,7 +50,8 @@ func setupGrid(c *trainCmd) error {
 	fs.StringVar(&spec.Reward, "reward", string(hypergrid.Deceptive), "hypergrid reward: deceptive (reference code), deceptive-paper (paper's equation), original (Bengio et al. 2021)")
 	method := fs.String("method", string(d.Method), "training method: tb (on-policy Student), teacher, or gafn (TB with RND intrinsic rewards)")
 	fs.Float64Var(&d.GAFNScale, "gafn-scale", d.GAFNScale, "scale of GAFN's intrinsic rewards")
-	objective := fs.String("objective", string(d.Objective), "training objective of Student and Teacher: tb (trajectory balance) or db (detailed balance)")
+	objective := fs.String("objective", string(d.Objective), "the Student's training objective: tb (trajectory balance), db (detailed balance; the Teacher trains with DB too), subtb (sub-trajectory balance, --lambda) or vargrad (log-partition variance); the Teacher of tb, subtb and vargrad trains with TB on the Student's per-object loss")
+	fs.Float64Var(&d.Lambda, "lambda", objectiveDefaultLambda, "subtb: weight lambda^(j-i) of each sub-trajectory i..j")
 	calls := fs.Int("reward-calls", 0, "reward-call budget; 0 = the paper's (96000, or 384000 for d=4 H=32)")
 	fs.IntVar(&d.Batch, "batch", d.Batch, "trajectories per batch (>= 1)")
 	hidden := intList(d.Hidden)
@@ -131,6 +136,12 @@ func setupGrid(c *trainCmd) error {
 			return "", usagef("--teacher-split %q needs --teachers > 1 (got %d)", *split, d.Teachers)
 		}
 		d.Objective = train.Objective(*objective)
+		if flagGiven(fs, "lambda") && d.Objective != train.ObjectiveSubTB {
+			return "", usagef("--lambda %v weighs subtb's sub-trajectories; objective %q has none", d.Lambda, d.Objective)
+		}
+		if d.Objective != train.ObjectiveSubTB {
+			d.Lambda = 0
+		}
 		if *ratio != "" {
 			if d.Schedule != "" {
 				return "", usagef("--ratio %q and --schedule %q: give one of them", *ratio, d.Schedule)

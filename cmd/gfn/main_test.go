@@ -94,7 +94,7 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"sample-empty-dir", []string{"sample", "--checkpoint", "testdata"}},
 		{"bench-unknown", []string{"bench", "fast"}},
 		{"bad-buffer", []string{"train", "--buffer", "lifo"}},
-		{"bad-objective", []string{"train", "--objective", "subtb"}},
+		{"bad-objective", []string{"train", "--objective", "fm"}},
 		{"schedule-without-buffer", []string{"train", "--schedule", "SB"}},
 		{"bad-ls-ratio", []string{"train", "--ls", "--ls-back-ratio", "1.5"}},
 		{"bench-bad-iterations", []string{"bench", "speed", "--iterations", "0"}},
@@ -570,4 +570,34 @@ func evalDefault(t *testing.T, dir string) int {
 		t.Fatal(err)
 	}
 	return f.evalSamples
+}
+
+// TestGridObjectives: gfn train takes --objective subtb (with --lambda)
+// and vargrad on the grid, with the Teacher, and refuses --lambda where
+// it means nothing and objectives the grid lacks, naming the allowed ones.
+func TestGridObjectives(t *testing.T) {
+	for _, args := range [][]string{
+		{"--objective", "subtb", "--lambda", "0.5"},
+		{"--objective", "vargrad", "--buffer", "teacher"},
+	} {
+		dir := t.TempDir()
+		out, _, err := runCLI(append([]string{"train", "--dim", "2", "--side", "6", "--hidden", "16", "--reward-calls", "960", "--eval-samples", "0", "--quiet", "--out", dir}, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, "config.json"))
+		if !strings.Contains(string(b), `"objective": "`+args[1]+`"`) || !strings.Contains(out, "Student exact: L1") {
+			t.Errorf("%v: config.json %s\noutput %s", args, b, out)
+		}
+	}
+	for args, want := range map[string]string{
+		"--lambda 0.5":               `--lambda 0.5 weighs subtb's sub-trajectories; objective "tb" has none`,
+		"--objective fm":             `objective "fm" is unknown (allowed: tb, db, subtb, vargrad)`,
+		"--objective subtb --n-mc 2": `n-mc 2 averages TB residuals`,
+	} {
+		_, _, err := runCLI(append([]string{"train", "--out", t.TempDir()}, strings.Fields(args)...)...)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", args, err, want)
+		}
+	}
 }

@@ -1,0 +1,107 @@
+package discrete_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gfngo/gfn/discrete"
+	"github.com/gfngo/gfn/nn"
+	"github.com/gfngo/gfn/objective"
+)
+
+// TestObjectiveAgreesWithTBAndDB: through the adapter, objective TB gives
+// discrete.TB's loss, δ and gradients, and objective DB discrete.DB's loss.
+func TestObjectiveAgreesWithTBAndDB(t *testing.T) {
+	g := grid(t, 2, 5)
+	rng := rand.New(rand.NewPCG(21, 22))
+	m := discrete.NewMLPModelHeads(g, g, "m", []int{8, 8}, 1, rng)
+	var tr discrete.Trajectories
+	discrete.NewSampler(g).Forward(m, 6, discrete.SampleOptions{Eps: 0.5}, rng, &tr)
+	logR := make([]float64, tr.Len())
+	g.LogReward(tr.Final, tr.Len(), logR)
+	logZ := nn.NewParam("logZ")
+	logZ.Value[0] = 0.3
+
+	wantGrad, wantLoss, wantDelta := tbGrads(g, m, logZ, &tr, logR)
+	o := discrete.Objective{Obj: &objective.TB{}}
+	delta := make([]float64, tr.Len())
+	nn.ZeroGrad(m.Params())
+	logZ.Grad[0] = 0
+	loss, err := o.Eval(g, m, logZ, &tr, logR, delta, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Grad(g, m, logZ, &tr)
+	if math.Abs(loss-wantLoss) > 1e-9 {
+		t.Errorf("TB loss %v, discrete.TB %v", loss, wantLoss)
+	}
+	for b := range delta {
+		if math.Abs(delta[b]-wantDelta[b]) > 1e-9 {
+			t.Errorf("δ[%d] %v, discrete.TB %v", b, delta[b], wantDelta[b])
+		}
+	}
+	var got []float32
+	for _, p := range m.Params() {
+		got = append(got, p.Grad...)
+	}
+	got = append(got, logZ.Grad[0])
+	for i := range got {
+		if math.Abs(float64(got[i]-wantGrad[i])) > 1e-5*(1+math.Abs(float64(wantGrad[i]))) {
+			t.Fatalf("gradient %d: %v, discrete.TB %v", i, got[i], wantGrad[i])
+		}
+	}
+
+	var db discrete.DB
+	want := db.Loss(g, m, &tr, logR, make([]float64, tr.NumTransitions()), false)
+	od := discrete.Objective{Obj: &objective.DB{}}
+	if l, err := od.Eval(g, m, nil, &tr, logR, nil, nil); err != nil || math.Abs(l-want) > 1e-9 {
+		t.Errorf("DB loss %v (%v), discrete.DB %v", l, err, want)
+	}
+}
+
+// TestObjectiveGradientsFiniteDifferences checks the model gradients of
+// SubTB (through the flow head) and VarGrad against central differences.
+func TestObjectiveGradientsFiniteDifferences(t *testing.T) {
+	g := grid(t, 2, 4)
+	for _, name := range []string{"subtb", "vargrad", "db"} {
+		rng := rand.New(rand.NewPCG(23, 24))
+		m := discrete.NewMLPModelHeads(g, g, "m", []int{8}, 1, rng)
+		var tr discrete.Trajectories
+		discrete.NewSampler(g).Forward(m, 5, discrete.SampleOptions{Eps: 0.5}, rng, &tr)
+		logR := make([]float64, tr.Len())
+		g.LogReward(tr.Final, tr.Len(), logR)
+		obj, _ := objective.New(name, 0.8)
+		o := discrete.Objective{Obj: obj}
+		if err := o.Check(1); err != nil {
+			t.Fatal(err)
+		}
+		nn.ZeroGrad(m.Params())
+		if _, err := o.Eval(g, m, nil, &tr, logR, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		o.Grad(g, m, nil, &tr)
+		const h = 1e-2
+		for _, p := range m.Params() {
+			for range 5 {
+				i := rng.IntN(p.Len())
+				old := p.Value[i]
+				p.Value[i] = old + h
+				up, _ := o.Eval(g, m, nil, &tr, logR, nil, nil)
+				p.Value[i] = old - h
+				down, _ := o.Eval(g, m, nil, &tr, logR, nil, nil)
+				p.Value[i] = old
+				fd := (up - down) / (2 * h)
+				if math.Abs(fd-float64(p.Grad[i])) > 2e-3*(1+math.Abs(fd)) {
+					t.Errorf("%s: ∂/∂%s[%d] = %v, finite differences %v", name, p.Name, i, p.Grad[i], fd)
+				}
+			}
+		}
+	}
+	if err := (&discrete.Objective{Obj: &objective.SubTB{Lambda: 0.9}}).Check(0); err == nil {
+		t.Error("SubTB without a flow head was accepted")
+	}
+	if err := (&discrete.Objective{Obj: &objective.FM{}}).Check(1); err == nil {
+		t.Error("FM was accepted on plain trajectories")
+	}
+}
