@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
+
+	"github.com/gfngo/gfn/objective"
 
 	"github.com/gfngo/gfn/agent"
 
@@ -60,7 +63,22 @@ type Policy struct {
 	Hidden int `json:"hidden"`
 	Embed  int `json:"embed,omitempty"`
 	Layers int `json:"layers,omitempty"` // MLP hidden layers (0: 2)
+	heads  int // extra output columns of the MLP (a state-flow head)
 }
+
+// Objectives lists the Student's objectives.
+var Objectives = []string{"tb", "db", "subtb", "vargrad"}
+
+// objective is the Student's objective's name ("tb" when empty).
+func (c Config) objective() string {
+	if c.Objective == "" {
+		return "tb"
+	}
+	return c.Objective
+}
+
+// flows reports whether the objective learns state flows.
+func (c Config) flows() bool { return c.Objective == "db" || c.Objective == "subtb" }
 
 // PolicyKinds lists the policy kinds.
 var PolicyKinds = []string{"ssr", "mlp"}
@@ -95,8 +113,16 @@ type Config struct {
 	// round mod 3 = 2). Used by the Teacher methods only.
 	Schedule teacher.Schedule `json:"schedule"`
 	Policy   Policy           `json:"policy"`
-	Student  agent.Optim      `json:"student"`
-	Teacher  agent.Optim      `json:"teacher"`
+	// Objective is the Student's training objective (package objective):
+	// tb (empty, the reference's), db, subtb (sub-trajectories weighted
+	// by Lambda^(j−i); 0: 0.9) or vargrad. The Teacher trains with TB,
+	// paid from the Student's per-object loss. db and subtb learn state
+	// flows: they need the mlp policy, which then gets a flow head, or a
+	// Model with an output column beyond the actions.
+	Objective string      `json:"objective,omitempty"`
+	Lambda    float64     `json:"lambda,omitempty"`
+	Student   agent.Optim `json:"student"`
+	Teacher   agent.Optim `json:"teacher"`
 	// LogZInit is log Z's initial value and LogZMin its floor after each
 	// step (both agents; the reference: 5 and 0).
 	LogZInit float64 `json:"logz_init"`
@@ -179,6 +205,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("seqtrain: mdp %q is unknown (allowed: pa, append)", c.MDP)
 	case !slices.Contains(PolicyKinds, c.Policy.Kind):
 		return fmt.Errorf("seqtrain: policy %q is unknown (allowed: %s)", c.Policy.Kind, choice.List(PolicyKinds))
+	case !slices.Contains(Objectives, c.objective()):
+		return fmt.Errorf("seqtrain: objective %q is unknown (allowed: %s)", c.Objective, strings.Join(Objectives, ", "))
+	case c.flows() && c.Policy.Kind == "ssr" && c.Model == nil:
+		return fmt.Errorf("seqtrain: objective %s learns state flows, which the ssr policy has no head for (allowed with ssr: tb, vargrad; the mlp policy takes every objective)", c.Objective)
+	case c.objective() != "tb" && c.LS.Rounds > 0:
+		return fmt.Errorf("seqtrain: local search scores with the TB residual; objective %s runs without it", c.Objective)
+	case c.Lambda < 0 || math.IsInf(c.Lambda, 0) || math.IsNaN(c.Lambda):
+		return fmt.Errorf("seqtrain: lambda %v must be finite and >= 0 (0: %v)", c.Lambda, objective.DefaultLambda)
 	case !(c.Epsilon >= 0 && c.Epsilon <= 1):
 		return fmt.Errorf("seqtrain: epsilon %v must be in [0, 1]", c.Epsilon)
 	case !(c.TopPercentile >= 0 && c.TopPercentile <= 100):

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/gfngo/gfn/objective"
 	"github.com/gfngo/gfn/target"
 
 	"github.com/gfngo/gfn/agent"
@@ -63,6 +64,10 @@ type Trainer struct {
 
 	src *rand.PCG
 	rng *rand.Rand
+
+	// obj is the Student's objective other than TB (nil Obj: TB).
+	obj     discrete.Objective
+	objLoss []float64
 
 	// seen maps every object of an online batch to its log-reward (the
 	// reference's allXtoR), in first-seen order for checkpoints.
@@ -142,8 +147,28 @@ func New(task Task, cfg Config) (*Trainer, error) {
 	t.sampler.Env = env
 	// Each agent's initialisation has its own stream, so adding a Teacher
 	// does not change the Student's weights.
-	if t.Student, err = newAgent(env, cfg.Student, cfg, model, rand.New(rand.NewPCG(cfg.Seed, 1))); err != nil {
+	studentModel := model
+	if cfg.flows() && cfg.Model == nil {
+		p := cfg.Policy
+		p.heads = 1 // the state flow
+		studentModel = p.build
+	}
+	if t.Student, err = newAgent(env, cfg.Student, cfg, studentModel, rand.New(rand.NewPCG(cfg.Seed, 1))); err != nil {
 		return nil, err
+	}
+	if cfg.objective() != "tb" {
+		o, err := objective.New(cfg.Objective, cfg.Lambda)
+		if err != nil {
+			return nil, fmt.Errorf("seqtrain: %w", err)
+		}
+		t.obj.Obj = o
+		if cfg.flows() {
+			s0 := make([]int32, env.StateLen())
+			env.Init(s0)
+			if out := t.Student.Model.Forward(s0, 1); out.Cols <= env.NumActions() {
+				return nil, fmt.Errorf("seqtrain: objective %s needs a model with a state-flow column after the %d actions; the Model gives %d columns", cfg.Objective, env.NumActions(), out.Cols)
+			}
+		}
 	}
 	if cfg.Method.HasTeacher() {
 		if t.Teacher, err = newAgent(env, cfg.Teacher, cfg, model, rand.New(rand.NewPCG(cfg.Seed, 2))); err != nil {
@@ -204,7 +229,7 @@ func (p Policy) build(env discrete.Env, prefix string, rng *rand.Rand) (discrete
 		if err != nil {
 			return nil, err
 		}
-		return discrete.NewMLPModel(env, fenv, prefix, hidden, rng), nil
+		return discrete.NewMLPModelHeads(env, fenv, prefix, hidden, p.heads, rng), nil
 	}
 	return nil, fmt.Errorf("seqtrain: policy %q is unknown (allowed: %s)", p.Kind, choice.List(PolicyKinds))
 }
@@ -375,6 +400,9 @@ func (t *Trainer) teacherTargets() {
 func (t *Trainer) eval(a *Agent, logR []float64) float64 {
 	n := t.tr.Len()
 	a.delta, a.gd = grow(a.delta, n), grow(a.gd, n)
+	if a == t.Student && t.obj.Obj != nil {
+		return t.evalObjective(a, logR)
+	}
 	a.tb.Eval(t.env, a.Model, a.LogZ, &t.tr, logR, a.delta)
 	var loss float64
 	for b, d := range a.delta[:n] {
@@ -389,9 +417,31 @@ func (t *Trainer) eval(a *Agent, logR []float64) float64 {
 	return loss / float64(n)
 }
 
+// evalObjective is eval for a Student of another objective than TB: its
+// δ for the Teacher's reward is sign(δ)·√ℓ, ℓ the object's loss and δ its
+// signed residual (package objective), and its log Z holds the batch's
+// estimate (VarGrad's mean, the flow at s_0).
+func (t *Trainer) evalObjective(a *Agent, logR []float64) float64 {
+	n := t.tr.Len()
+	t.objLoss = grow(t.objLoss, n)
+	loss, err := t.obj.Eval(t.env, a.Model, a.LogZ, &t.tr, logR, a.delta, t.objLoss)
+	if err != nil {
+		panic(err) // the sizes are the trainer's own
+	}
+	for b := range n {
+		a.delta[b] = math.Copysign(math.Sqrt(t.objLoss[b]), a.delta[b])
+	}
+	a.LogZ.Value[0] = float32(t.obj.LogZ())
+	return loss
+}
+
 // grad accumulates the gradient of a's capped loss.
 func (t *Trainer) grad(a *Agent) {
 	nn.ZeroGrad(a.Opt.Params())
+	if a == t.Student && t.obj.Obj != nil {
+		t.obj.Grad(t.env, a.Model, a.LogZ, &t.tr)
+		return
+	}
 	a.tb.Grad(t.env, a.Model, a.LogZ, &t.tr, a.gd)
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/gfngo/gfn/biochem"
+	"github.com/gfngo/gfn/objective"
 	"github.com/gfngo/gfn/rewardcmd"
 	gfnrun "github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/safefile"
@@ -64,6 +65,8 @@ func setupSeq(c *trainCmd) error {
 	c.unit, c.budget, c.ckEvery = "round", "rounds", 100
 	c.addTaskFlag(taskHelp)
 	method := fs.String("method", string(d.Method), "training method: "+joinMethods(seqtrain.Methods)+" (teacher: teacher-per)")
+	fs.StringVar(&d.Objective, "objective", "tb", "the Student's training objective: "+strings.Join(seqtrain.Objectives, ", ")+" (db and subtb learn state flows: --policy mlp); the Teacher trains with TB on the Student's per-object loss")
+	fs.Float64Var(&d.Lambda, "lambda", objective.DefaultLambda, "subtb: weight lambda^(j-i) of each sub-trajectory i..j")
 	fs.IntVar(&d.Rounds, "rounds", d.Rounds, "training rounds (one online batch, and one replay batch for the buffer methods)")
 	fs.IntVar(&d.OnlineBatch, "batch", d.OnlineBatch, "online samples (reward calls) per round")
 	fs.IntVar(&d.OfflineBatch, "offline-batch", d.OfflineBatch, "replayed objects per round")
@@ -111,6 +114,15 @@ func setupSeq(c *trainCmd) error {
 		var err error
 		if d.Method, err = seqtrain.ParseMethod(*method); err != nil {
 			return "", usageError{err}
+		}
+		if flagGiven(fs, "lambda") && d.Objective != "subtb" {
+			return "", usagef("--lambda %v weighs subtb's sub-trajectories; objective %q has none", d.Lambda, d.Objective)
+		}
+		if d.Objective != "subtb" {
+			d.Lambda = 0
+		}
+		if d.Objective == "tb" {
+			d.Objective = "" // the reference's, as earlier runs' config.json says
 		}
 		d.Schedule = teacher.Schedule(*schedule)
 		if !*ls {

@@ -39,3 +39,28 @@ func TestSequenceMethodTeacherAndExtend(t *testing.T) {
 		t.Errorf("--method ppo: %v", err)
 	}
 }
+
+// TestSequenceObjectives: --objective vargrad trains a sequence task with
+// the ssr policy, subtb with the mlp policy (its flow head), and subtb
+// with ssr is refused naming what ssr allows.
+func TestSequenceObjectives(t *testing.T) {
+	for _, args := range [][]string{
+		{"--objective", "vargrad"},
+		{"--objective", "subtb", "--lambda", "0.8", "--policy", "mlp"},
+	} {
+		dir := t.TempDir()
+		out, _, err := runCLI(append([]string{"train", "--task", "tfbind8", "--rounds", "4", "--batch", "8", "--offline-batch", "8",
+			"--hidden", "16", "--embed", "16", "--eval-every", "2", "--eval-samples", "16", "--quiet", "--out", dir}, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		st, err := seqtrain.ReadCheckpoint(dir)
+		if err != nil || st.Config.Objective != args[1] || !strings.Contains(out, "rounds 4,") {
+			t.Errorf("%v: stored objective %q (%v)\n%s", args, st.Config.Objective, err, out)
+		}
+	}
+	_, _, err := runCLI("train", "--task", "tfbind8", "--objective", "subtb", "--out", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "allowed with ssr: tb, vargrad") {
+		t.Errorf("subtb with ssr: %v", err)
+	}
+}
