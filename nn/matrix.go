@@ -40,7 +40,8 @@ func MatMul(dst *Matrix, a *Matrix, transA bool, b *Matrix, transB bool, accumul
 
 // MatMul is the package's MatMul in precision p, for networks built from
 // their own layers (as nn's Linear does with its SetPrecision). Check p
-// first: on a CPU without AVX512_BF16, BF16 runs the slow portable kernel.
+// first: on a CPU without AVX512_BF16 or AMX-BF16, BF16 runs the slow
+// portable kernel.
 func (p Precision) MatMul(dst *Matrix, a *Matrix, transA bool, b *Matrix, transB bool, accumulate bool) {
 	matMul(p, dst, a, transA, b, transB, accumulate)
 }

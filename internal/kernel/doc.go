@@ -12,6 +12,11 @@
 // ones (a policy's logits) as dot products. So a network's passes recorded
 // step by step while sampling equal one training pass over the batch.
 //
+// GemmBF16 is Gemm with both operands rounded to bfloat16 and float32 sums,
+// on AMX-BF16 tiles where the CPU has them and Linux grants the tile state,
+// else on AVX512_BF16's VDPBF16PS, else in portable Go; BF16Kernel names
+// the path that runs, and all three keep the properties above.
+//
 // The element-wise kernels fuse what a layer does around its product: bias
 // and LeakyReLU or GELU (forward, and backward from the saved output or
 // pre-activation), the Adam update, and the float64 sum of squares of a
