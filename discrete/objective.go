@@ -19,6 +19,7 @@ import (
 type Objective struct {
 	Obj objective.Objective
 
+	fm    fmScratch
 	tb    TB
 	b     objective.Batch
 	g     objective.Grad
@@ -32,8 +33,9 @@ type Objective struct {
 func (o *Objective) Check(extra int) error {
 	n := o.Obj.Needs()
 	switch {
-	case n.Edges || n.StateLogR || n.LogPStop:
-		return fmt.Errorf("discrete: objective %s needs inputs these trajectories do not offer (edges, every state's reward or stop probability)", o.Obj.Name())
+	case n.Edges: // FM: parents come from BackwardMask and BackStep
+	case n.StateLogR || n.LogPStop:
+		return fmt.Errorf("discrete: objective %s needs every state's reward and stop probability, which these trajectories do not offer", o.Obj.Name())
 	case n.LogF && extra < 1:
 		return fmt.Errorf("discrete: objective %s needs a model with a state-flow head", o.Obj.Name())
 	}
@@ -45,6 +47,9 @@ func (o *Objective) Check(extra int) error {
 // perObject (either may be nil); it returns the batch loss and leaves the
 // pass ready for Grad. logZ may be nil for objectives without log Z.
 func (o *Objective) Eval(env Env, m Model, logZ *nn.Param, tr *Trajectories, logR, delta, perObject []float64) (float64, error) {
+	if o.Obj.Needs().Edges {
+		return o.evalFM(env, m, tr, logR, delta, perObject)
+	}
 	n, T, w, na := tr.Len(), tr.NumTransitions(), tr.StateLen, env.NumActions()
 	o.tb.logPF = growF64(o.tb.logPF, n)
 	o.tb.LogPF(env, m, tr, o.tb.logPF)
@@ -96,6 +101,10 @@ func (o *Objective) LogZ() float64 { return o.r.LogZ }
 // Grad accumulates the gradient of the last Eval's loss into m's
 // parameters and logZ.Grad. Nothing may run m between Eval and Grad.
 func (o *Objective) Grad(env Env, m Model, logZ *nn.Param, tr *Trajectories) {
+	if o.Obj.Needs().Edges {
+		o.gradFM(env, m)
+		return
+	}
 	tb, na := &o.tb, env.NumActions()
 	tb.dlogp.Resize(tb.logp.Rows, na)
 	tb.dlogp.Zero()
@@ -126,4 +135,116 @@ func (o *Objective) Grad(env Env, m Model, logZ *nn.Param, tr *Trajectories) {
 		}
 	}
 	m.Backward(d)
+}
+
+// fmScratch is flow matching's forward pass: the rows the model ran on
+// and each edge's row and action.
+type fmScratch struct {
+	states  []int32
+	rows    int
+	edgeIn  []int32 // row*NumActions+action of each in-edge
+	edgeOut []int32 // of each out-edge
+	mask    []bool
+	s       []int32
+	out     *nn.Matrix
+	dout    nn.Matrix
+}
+
+// evalFM runs flow matching with the model's raw outputs as the log edge
+// flows log F(s → s') of its actions: each visited state's in-edges come
+// from its parents (BackwardMask and BackStep), its out-edges from its
+// valid actions, and a terminal state's outflow is R(x).
+func (o *Objective) evalFM(env Env, m Model, tr *Trajectories, logR, delta, perObject []float64) (float64, error) {
+	f, b := &o.fm, &o.b
+	n, T, w, na, nb := tr.Len(), tr.NumTransitions(), tr.StateLen, env.NumActions(), env.NumBackActions()
+	f.states, f.rows = f.states[:0], 0
+	f.edgeIn, f.edgeOut = f.edgeIn[:0], f.edgeOut[:0]
+	f.mask = growBool(f.mask, max(na, nb))
+	f.s = growInt32(f.s, w)
+	b.Off = b.Off[:0]
+	for k := 0; k <= n; k++ {
+		b.Off = append(b.Off, tr.Off[k])
+	}
+	b.LogPF, b.LogPB = growF64(b.LogPF, T), growF64(b.LogPB, T)
+	b.LogR = append(b.LogR[:0], logR[:n]...)
+	b.StateLogR = b.StateLogR[:0]
+	b.InOff, b.OutOff = b.InOff[:0], b.OutOff[:0]
+	addRow := func(s []int32) int {
+		f.states = append(f.states, s...)
+		f.rows++
+		return f.rows - 1
+	}
+	for k := range n {
+		for i := 0; i <= tr.Off[k+1]-tr.Off[k]; i++ {
+			terminal := tr.Off[k]+i == tr.Off[k+1]
+			s := tr.Final[k*w : (k+1)*w]
+			if !terminal {
+				s = tr.States[(tr.Off[k]+i)*w : (tr.Off[k]+i+1)*w]
+			}
+			b.InOff = append(b.InOff, len(f.edgeIn))
+			b.OutOff = append(b.OutOff, len(f.edgeOut))
+			if terminal {
+				b.StateLogR = append(b.StateLogR, logR[k])
+			} else {
+				b.StateLogR = append(b.StateLogR, math.Inf(-1))
+				r := addRow(s)
+				env.ForwardMask(s, f.mask[:na])
+				for a, ok := range f.mask[:na] {
+					if ok {
+						f.edgeOut = append(f.edgeOut, int32(r*na+a))
+					}
+				}
+			}
+			if i == 0 {
+				continue // s_0 has no parents
+			}
+			env.BackwardMask(s, f.mask[:nb])
+			for bk, ok := range f.mask[:nb] {
+				if !ok {
+					continue
+				}
+				copy(f.s, s)
+				a := env.BackStep(f.s, bk)
+				r := addRow(f.s)
+				f.edgeIn = append(f.edgeIn, int32(r*na+a))
+			}
+		}
+	}
+	b.InOff = append(b.InOff, len(f.edgeIn))
+	b.OutOff = append(b.OutOff, len(f.edgeOut))
+	f.out = m.Forward(f.states, f.rows)
+	cols := f.out.Cols
+	edge := func(e int32) float64 { return float64(f.out.Data[int(e)/na*cols+int(e)%na]) }
+	b.InLogF, b.OutLogF = growF64(b.InLogF, len(f.edgeIn)), growF64(b.OutLogF, len(f.edgeOut))
+	for i, e := range f.edgeIn {
+		b.InLogF[i] = edge(e)
+	}
+	for i, e := range f.edgeOut {
+		b.OutLogF[i] = edge(e)
+	}
+	if err := o.Obj.Eval(b, &o.g, &o.r); err != nil {
+		return 0, err
+	}
+	if delta != nil {
+		copy(delta, o.r.Delta)
+	}
+	if perObject != nil {
+		copy(perObject, o.r.PerObject)
+	}
+	return o.r.Loss, nil
+}
+
+// gradFM backpropagates flow matching's edge gradients into the model.
+func (o *Objective) gradFM(env Env, m Model) {
+	f, na := &o.fm, env.NumActions()
+	cols := f.out.Cols
+	f.dout.Resize(f.rows, cols)
+	f.dout.Zero()
+	for i, e := range f.edgeIn {
+		f.dout.Data[int(e)/na*cols+int(e)%na] += float32(o.g.InLogF[i])
+	}
+	for i, e := range f.edgeOut {
+		f.dout.Data[int(e)/na*cols+int(e)%na] += float32(o.g.OutLogF[i])
+	}
+	m.Backward(&f.dout)
 }

@@ -3,6 +3,7 @@ package discrete_test
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gfngo/gfn/discrete"
@@ -64,7 +65,7 @@ func TestObjectiveAgreesWithTBAndDB(t *testing.T) {
 // SubTB (through the flow head) and VarGrad against central differences.
 func TestObjectiveGradientsFiniteDifferences(t *testing.T) {
 	g := grid(t, 2, 4)
-	for _, name := range []string{"subtb", "vargrad", "db"} {
+	for _, name := range []string{"subtb", "vargrad", "db", "fm"} {
 		rng := rand.New(rand.NewPCG(23, 24))
 		m := discrete.NewMLPModelHeads(g, g, "m", []int{8}, 1, rng)
 		var tr discrete.Trajectories
@@ -101,7 +102,85 @@ func TestObjectiveGradientsFiniteDifferences(t *testing.T) {
 	if err := (&discrete.Objective{Obj: &objective.SubTB{Lambda: 0.9}}).Check(0); err == nil {
 		t.Error("SubTB without a flow head was accepted")
 	}
-	if err := (&discrete.Objective{Obj: &objective.FM{}}).Check(1); err == nil {
-		t.Error("FM was accepted on plain trajectories")
+	if err := (&discrete.Objective{Obj: &objective.ModifiedDB{}}).Check(1); err == nil {
+		t.Error("modified DB was accepted on plain trajectories")
+	}
+}
+
+// TestFlowMatchingByHand recomputes FM's loss from the model's outputs one
+// state at a time, parents found by trying every cell one step back.
+func TestFlowMatchingByHand(t *testing.T) {
+	g := grid(t, 2, 4)
+	rng := rand.New(rand.NewPCG(25, 26))
+	m := discrete.NewMLPModel(g, g, "m", []int{8}, rng)
+	var tr discrete.Trajectories
+	discrete.NewSampler(g).Forward(m, 4, discrete.SampleOptions{Eps: 0.5}, rng, &tr)
+	logR := make([]float64, tr.Len())
+	g.LogReward(tr.Final, tr.Len(), logR)
+	o := discrete.Objective{Obj: &objective.FM{}}
+	loss, err := o.Eval(g, m, nil, &tr, logR, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, na := g.StateLen(), g.NumActions()
+	flow := func(s []int32, a int) float64 { return float64(m.Forward(s, 1).Data[a]) }
+	lse := func(v []float64) float64 {
+		mx := math.Inf(-1)
+		for _, x := range v {
+			mx = math.Max(mx, x)
+		}
+		var sum float64
+		for _, x := range v {
+			sum += math.Exp(x - mx)
+		}
+		return mx + math.Log(sum)
+	}
+	var total float64
+	for k := range tr.Len() {
+		for i := 1; i <= tr.Off[k+1]-tr.Off[k]; i++ {
+			terminal := tr.Off[k]+i == tr.Off[k+1]
+			s := append([]int32(nil), tr.Final[k*w:(k+1)*w]...)
+			if !terminal {
+				s = append([]int32(nil), tr.States[(tr.Off[k]+i)*w:(tr.Off[k]+i+1)*w]...)
+			}
+			// Parents: every state one forward action away from s.
+			var in []float64
+			for c := range 4 * 4 {
+				for _, stop := range []int32{0, 1} {
+					p := []int32{int32(c % 4), int32(c / 4), 0}
+					if g.IsTerminal(p) {
+						continue
+					}
+					mask := make([]bool, na)
+					g.ForwardMask(p, mask)
+					for a, ok := range mask {
+						q := append([]int32(nil), p...)
+						if ok {
+							g.Step(q, a)
+						}
+						if ok && slices.Equal(q, s) && stop == 0 {
+							in = append(in, flow(p, a))
+						}
+					}
+				}
+			}
+			var out []float64
+			if terminal {
+				out = append(out, logR[k])
+			} else {
+				mask := make([]bool, na)
+				g.ForwardMask(s, mask)
+				for a, ok := range mask {
+					if ok {
+						out = append(out, flow(s, a))
+					}
+				}
+			}
+			d := lse(in) - lse(out)
+			total += d * d
+		}
+	}
+	if want := total / float64(tr.Len()); math.Abs(loss-want) > 1e-9*(1+want) {
+		t.Errorf("FM loss %v, by hand %v", loss, want)
 	}
 }

@@ -41,13 +41,17 @@ const (
 	// VarGrad is the variance of log R + Σ log P_B − Σ log P_F over the
 	// batch: no learned log Z (its estimate is the batch mean).
 	ObjectiveVarGrad Objective = "vargrad"
+	// FM is flow matching (Bengio et al. 2021): the policy's outputs are
+	// log edge flows, each visited state's inflow (from its parents)
+	// matched to its outflow; log Z's estimate is s_0's outflow.
+	ObjectiveFM Objective = "fm"
 )
 
-// Objectives lists the grid's objectives. The Teacher of tb, subtb and
-// vargrad trains with TB, paid from the Student's per-object loss under
+// Objectives lists the grid's objectives. The Teacher of tb, subtb,
+// vargrad and fm trains with TB, paid from the Student's per-object loss under
 // the Student's objective (package objective); db's Teacher trains with
 // DB on per-transition rewards, as the paper's DB appendix.
-var Objectives = []Objective{ObjectiveTB, ObjectiveDB, ObjectiveSubTB, ObjectiveVarGrad}
+var Objectives = []Objective{ObjectiveTB, ObjectiveDB, ObjectiveSubTB, ObjectiveVarGrad, ObjectiveFM}
 
 // TeacherReward names a Teacher reward form as gfn train's
 // --teacher-reward and earlier config.json files do.
@@ -215,6 +219,12 @@ func (c Config) Steps() int {
 	return s
 }
 
+// usesObjective reports whether the Student's objective runs through
+// package objective (the others keep their own code: TB, DB).
+func (c Config) usesObjective() bool {
+	return c.Objective == ObjectiveSubTB || c.Objective == ObjectiveVarGrad || c.Objective == ObjectiveFM
+}
+
 // teacherObjective is the Teacher's objective: DB with DB, TB otherwise.
 func (c Config) teacherObjective() Objective {
 	if c.Objective == ObjectiveDB {
@@ -269,7 +279,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("train: objective %q is unknown (allowed: %s)", c.Objective, choice.List(Objectives))
 	case c.Lambda < 0 || math.IsInf(c.Lambda, 0) || math.IsNaN(c.Lambda):
 		return fmt.Errorf("train: lambda %v must be finite and >= 0 (0: %v)", c.Lambda, objective.DefaultLambda)
-	case c.NMC > 1 && (c.Objective == ObjectiveSubTB || c.Objective == ObjectiveVarGrad):
+	case c.NMC > 1 && c.usesObjective():
 		return fmt.Errorf("train: n-mc %d averages TB residuals over backward trajectories; objective %q takes n-mc 1", c.NMC, c.Objective)
 	case c.Batch < 1:
 		return fmt.Errorf("train: batch %d is invalid: it must be at least 1", c.Batch)

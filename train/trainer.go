@@ -20,8 +20,9 @@ type Agent struct {
 	agent.Agent[discrete.Model]
 }
 
-// newAgent builds an agent for objective obj: for TB and VarGrad a policy
-// and log Z (VarGrad's not learned: it holds the batch's estimate), for DB
+// newAgent builds an agent for objective obj: for TB, VarGrad and FM a
+// policy and log Z (VarGrad's and FM's not learned: it holds the batch's
+// estimate), for DB
 // and SubTB a policy with a state-flow head and no log Z.
 func newAgent(env discrete.FeaturizedEnv, cfg Config, o agent.Optim, obj Objective, rng *rand.Rand) *Agent {
 	if obj == ObjectiveDB || obj == ObjectiveSubTB {
@@ -167,7 +168,7 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 		t.Teacher = t.Teachers[0]
 	}
 	t.multiPath = len(t.Teachers) > 1
-	if cfg.Objective == ObjectiveSubTB || cfg.Objective == ObjectiveVarGrad {
+	if cfg.usesObjective() {
 		o, err := objective.New(string(cfg.Objective), cfg.Lambda)
 		if err != nil {
 			return nil, err
@@ -272,7 +273,7 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		// Record the behaviour policy's forward passes: its own TB step
 		// on this batch then reuses them instead of recomputing.
 		opt := discrete.SampleOptions{Eps: cfg.Eps, Temperature: cfg.Temperature,
-			Record: cfg.Objective != ObjectiveDB && cfg.Method != MethodGAFN}
+			Record: cfg.Objective != ObjectiveDB && cfg.Objective != ObjectiveFM && cfg.Method != MethodGAFN}
 		if opt.Record && t.Teacher != nil && !t.noCompanion {
 			// The other agent trains on this batch too: its forward pass
 			// runs beside the sampling, on the core sampling leaves idle.
@@ -343,8 +344,8 @@ func (t *Trainer) initUpdate() {
 	u.Delta = func() float64 {
 		nn.ZeroGrad(t.Student.Params())
 		loss := t.studentDelta(&t.batch, t.logR, t.delta)
-		if cfg.Objective == ObjectiveVarGrad {
-			t.Student.LogZ.Value[0] = float32(t.obj.LogZ())
+		if cfg.Objective == ObjectiveVarGrad || cfg.Objective == ObjectiveFM {
+			t.Student.LogZ.Value[0] = float32(t.obj.LogZ()) // its estimate, not learned
 		}
 		return loss
 	}
