@@ -362,6 +362,10 @@ TEXT ·bfPairCols(SB), NOSPLIT, $0-48
 	VPBROADCASTD AX, Z30
 	MOVL         $0xffff0000, AX
 	VPBROADCASTD AX, Z31
+	MOVL         $0x7f800000, AX
+	VPBROADCASTD AX, Z26
+	MOVL         $0x007fffff, AX
+	VPBROADCASTD AX, Z27
 
 pcRow:
 	MOVQ         SI, R11
@@ -369,6 +373,24 @@ pcRow:
 	MOVQ         BX, DX
 
 pcCol:
+	CMPQ         DX, $16
+	JLT          pcCol8
+	VMOVUPS      (R11), Z0
+	VMOVUPS      64(R11), Z1
+	VPTESTNMD    Z26, Z0, K1
+	VPTESTMD     Z27, Z0, K1, K1
+	VPTESTNMD    Z26, Z1, K4
+	VPTESTMD     Z27, Z1, K4, K4
+	KORTESTW     K1, K4
+	JNE          pcCol8
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z0, Z1, Z2
+	VMOVDQU32    Z2, (R13)
+	ADDQ         $128, R11
+	ADDQ         $64, R13
+	SUBQ         $16, DX
+	JMP          pcCol
+
+pcCol8:
 	CMPQ         DX, $8
 	JLT          pcTail
 	VMOVUPS      (R11), Z0

@@ -59,6 +59,21 @@ func (p emit) vdpbf16ps(src2, src1, dst int) {
 		p0, p1, p2, modrm, src2, src1, dst)
 }
 
+// vcvtne2ps2bf16 writes VCVTNE2PS2BF16 Zsrc2, Zsrc1, Zdst (Go operand order,
+// EVEX.512.F2.0F38.W0 72 /r, encoded as VDPBF16PS is): the bfloat16 words of
+// dst are src2's 16 float32 lanes then src1's, rounded to nearest even, NaN
+// made quiet as bf16Round does, but float32 subnormals flushed to ±0.
+// GNU as: vcvtne2ps2bf16 zmm2,zmm1,zmm0 is 62 f2 77 48 72 d0.
+func (p emit) vcvtne2ps2bf16(src2, src1, dst int) {
+	inv := func(x, bit int) int { return 1 ^ (x>>bit)&1 }
+	p0 := inv(dst, 3)<<7 | inv(src2, 4)<<6 | inv(src2, 3)<<5 | inv(dst, 4)<<4 | 0b0010
+	p1 := (^src1&15)<<3 | 1<<2 | 0b11
+	p2 := 0b10<<5 | inv(src1, 4)<<3
+	modrm := 0xc0 | (dst&7)<<3 | src2&7
+	p("\tBYTE $0x62; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x72; BYTE $0x%02x // VCVTNE2PS2BF16 Z%d, Z%d, Z%d",
+		p0, p1, p2, modrm, src2, src1, dst)
+}
+
 // kernel writes bfkern<r>x<16·cz>: an r×16·cz tile of C (+)= Σ_q A(i, q)·B(q, j)
 // over kp k-pairs, where A(i, q) is the dword (two bfloat16 values: k = 2q
 // low, 2q+1 high) at a + i·rsA + q·psA and B(q, 0:16·cz) are 16·cz dwords at
@@ -282,13 +297,39 @@ func pairCols(b *bytes.Buffer) {
 	p("\tTESTQ        BX, BX")
 	p("\tJEQ          pcDone")
 	p.consts()
+	// Z26 = the exponent bits, Z27 the significand bits.
+	p("\tMOVL         $0x7f800000, AX")
+	p("\tVPBROADCASTD AX, Z26")
+	p("\tMOVL         $0x007fffff, AX")
+	p("\tVPBROADCASTD AX, Z27")
 	p("")
 	p("pcRow:")
 	p("\tMOVQ         SI, R11")
 	p("\tMOVQ         DI, R13")
 	p("\tMOVQ         BX, DX")
 	p("")
+	// 16 pairs at a time through VCVTNE2PS2BF16, whose words come out
+	// in the pairs' order, unless a value is a float32 subnormal, which the
+	// instruction flushes and bf16Round rounds: then 8 pairs the long way.
 	p("pcCol:")
+	p("\tCMPQ         DX, $16")
+	p("\tJLT          pcCol8")
+	p("\tVMOVUPS      (R11), Z0")
+	p("\tVMOVUPS      64(R11), Z1")
+	p("\tVPTESTNMD    Z26, Z0, K1")
+	p("\tVPTESTMD     Z27, Z0, K1, K1")
+	p("\tVPTESTNMD    Z26, Z1, K4")
+	p("\tVPTESTMD     Z27, Z1, K4, K4")
+	p("\tKORTESTW     K1, K4")
+	p("\tJNE          pcCol8")
+	p.vcvtne2ps2bf16(0, 1, 2)
+	p("\tVMOVDQU32    Z2, (R13)")
+	p("\tADDQ         $128, R11")
+	p("\tADDQ         $64, R13")
+	p("\tSUBQ         $16, DX")
+	p("\tJMP          pcCol")
+	p("")
+	p("pcCol8:")
 	p("\tCMPQ         DX, $8")
 	p("\tJLT          pcTail")
 	p("\tVMOVUPS      (R11), Z0")
