@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/gfngo/gfn/agent"
 
 	"github.com/gfngo/gfn/internal/choice"
 	"github.com/gfngo/gfn/langevin"
+	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/replay"
 	"github.com/gfngo/gfn/teacher"
 	"github.com/gfngo/gfn/timenet"
@@ -61,6 +63,14 @@ type Config struct {
 	Iterations int     `json:"iterations"`
 	// Net is the Student's network; the Teacher has the same.
 	Net timenet.Config `json:"net"`
+	// Precision is the arithmetic of both networks' hidden-layer products
+	// (timenet.Config.Precision: the state embedding's second layer, the
+	// joint layers); nn.FP32, the zero value, is left out of config.json.
+	// The input and output layers, the time branch, log Z, the
+	// log-densities, the TB residual and every metric stay float32 or
+	// float64. BF16 needs a CPU with AMX-BF16 or AVX512_BF16 (New refuses
+	// it otherwise with nn.Precision.Check's error).
+	Precision nn.Precision `json:"precision,omitempty"`
 	// Student and Teacher optimisers.
 	Student Optim `json:"student"`
 	Teacher Optim `json:"teacher"`
@@ -217,6 +227,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("diffusion: local search runs from the replay buffer: methods per and teacher only (got %s)", c.Method)
 	case c.LocalSearch && c.LSEvery < 1:
 		return fmt.Errorf("diffusion: local search every %d iterations: must be at least 1", c.LSEvery)
+	case c.Precision != nn.FP32 && c.Precision != nn.BF16:
+		return fmt.Errorf("diffusion: precision %v is unknown (allowed: %s)", c.Precision, strings.Join(nn.Precisions, ", "))
 	}
 	if err := c.Reward.Validate(); err != nil {
 		return err

@@ -349,6 +349,7 @@ func (f *family) Finish(*run.Curve) (any, error) {
 	s := &res.Summary
 	s.Task, s.Preset, s.Method, s.LocalSearch, s.Seed = f.st.Task, f.st.Preset, t.cfg.Method, t.cfg.LocalSearch, t.cfg.Seed
 	s.RewardCalls, s.Threshold = t.RewardCalls, t.Threshold
+	s.SetPrecision(t.cfg.Precision)
 	s.ELBO, s.ELBOIS, s.LogZ, s.Samples = m.ELBO, m.ELBOIS, m.LogZ, m.Samples
 	if !math.IsNaN(m.EUBO) {
 		s.EUBO, s.W2 = &m.EUBO, &m.W2

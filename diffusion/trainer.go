@@ -34,7 +34,9 @@ type Agent struct {
 }
 
 func newAgent(cfg Config, o Optim, dim int, rng *rand.Rand) (*Agent, error) {
-	net, err := timenet.New(cfg.Net, dim, rng)
+	nc := cfg.Net
+	nc.Precision = cfg.Precision // the hidden layers' products
+	net, err := timenet.New(nc, dim, rng)
 	if err != nil {
 		return nil, err
 	}

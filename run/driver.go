@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gfngo/gfn/internal/kernel"
+	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/progress"
 	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/safetensors"
@@ -63,6 +64,23 @@ type Summary struct {
 	MsPerStepLate  float64 `json:"ms_per_step_late"`
 	Resumed        int     `json:"resumed,omitempty"`
 	Kernel         string  `json:"kernel"`
+	// Precision is the precision of the networks' hidden-layer products
+	// when it is not float32 ("bf16"), and BF16Kernel the bfloat16 kernel
+	// that ran them (kernel.BF16Kernel: "amx" or "avx512bf16"). Both are
+	// left out for float32 runs (SetPrecision), whose summaries are as
+	// before.
+	Precision  string `json:"precision,omitempty"`
+	BF16Kernel string `json:"bf16_kernel,omitempty"`
+}
+
+// SetPrecision records p, the precision of the run's hidden-layer
+// products: for nn.BF16 its name and kernel.BF16Kernel, nothing for
+// nn.FP32.
+func (s *Summary) SetPrecision(p nn.Precision) {
+	s.Precision, s.BF16Kernel = "", ""
+	if p != nn.FP32 {
+		s.Precision, s.BF16Kernel = p.String(), kernel.BF16Kernel()
+	}
 }
 
 // Base returns s; through embedding, a family's summary has it too.

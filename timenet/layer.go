@@ -21,6 +21,7 @@ import (
 type dense struct {
 	w, b *nn.Param
 	gelu bool
+	prec nn.Precision // of the layer's three products
 
 	y, z nn.Matrix // output and pre-activation (GELU) of the pass
 	last nn.Matrix // the rows of the latest call: a view of y
@@ -43,7 +44,7 @@ func zeroDense(prefix string, in, out int, rng *rand.Rand) *dense {
 }
 
 // share returns a layer with l's parameters and its own buffers.
-func (l *dense) share() *dense { return &dense{w: l.w, b: l.b, gelu: l.gelu} }
+func (l *dense) share() *dense { return &dense{w: l.w, b: l.b, gelu: l.gelu, prec: l.prec} }
 
 func (l *dense) in() int  { return l.w.Shape[0] }
 func (l *dense) out() int { return l.w.Shape[1] }
@@ -59,7 +60,7 @@ func (l *dense) forward(x *nn.Matrix, off int) *nn.Matrix {
 	extend(&l.y, rows, out, off)
 	l.last = view(x.Rows, out, l.y.Data[off*out:])
 	w := view(in, out, l.w.Value)
-	nn.MatMul(&l.last, x, false, &w, false, false)
+	l.prec.MatMul(&l.last, x, false, &w, false, false)
 	if l.gelu {
 		extend(&l.z, rows, out, off)
 		kernel.BiasGELU(l.last.Data, l.z.Data[off*out:], l.b.Value)
@@ -80,14 +81,14 @@ func (l *dense) backward(dy, x, dx *nn.Matrix) *nn.Matrix {
 		kernel.GELUGrad(dy.Data, l.z.Data)
 	}
 	wg := view(in, out, l.w.Grad)
-	nn.MatMul(&wg, x, true, dy, false, true)
+	l.prec.MatMul(&wg, x, true, dy, false, true)
 	kernel.AddRows(l.b.Grad, dy.Data[:dy.Rows*dy.Cols])
 	if dx == nil {
 		return nil
 	}
 	w := view(in, out, l.w.Value)
 	dx.Resize(dy.Rows, in)
-	nn.MatMul(dx, dy, false, &w, true, false)
+	l.prec.MatMul(dx, dy, false, &w, true, false)
 	return dx
 }
 
@@ -95,9 +96,10 @@ func (l *dense) backward(dy, x, dx *nn.Matrix) *nn.Matrix {
 // block k adding bias row c_k: a linear layer whose bias differs per
 // sampling step. W is a view, given at each call.
 type blockGELU struct {
-	y, z   nn.Matrix // output and pre-activation of the pass
-	last   nn.Matrix // the rows of the latest call: a view of y
-	blocks int       // blocks of the pass
+	y, z   nn.Matrix    // output and pre-activation of the pass
+	last   nn.Matrix    // the rows of the latest call: a view of y
+	blocks int          // blocks of the pass
+	prec   nn.Precision // of the layer's three products
 }
 
 // forward writes the rows of x, in c.Rows blocks, to rows [off, off+x.Rows)
@@ -108,7 +110,7 @@ func (l *blockGELU) forward(x, w, c *nn.Matrix, off, boff int) *nn.Matrix {
 	extend(&l.y, rows, out, off)
 	extend(&l.z, rows, out, off)
 	l.last = view(x.Rows, out, l.y.Data[off*out:])
-	nn.MatMul(&l.last, x, false, w, false, false)
+	l.prec.MatMul(&l.last, x, false, w, false, false)
 	n := x.Rows / c.Rows * out
 	z := l.z.Data[off*out:]
 	for k := range c.Rows {
@@ -123,7 +125,7 @@ func (l *blockGELU) forward(x, w, c *nn.Matrix, off, boff int) *nn.Matrix {
 // block k's bias) and, unless dx is nil, sets dx to dy·Wᵀ and returns it.
 func (l *blockGELU) backward(dy, x, w, wGrad, dc, dx *nn.Matrix) *nn.Matrix {
 	kernel.GELUGrad(dy.Data, l.z.Data)
-	nn.MatMul(wGrad, x, true, dy, false, true)
+	l.prec.MatMul(wGrad, x, true, dy, false, true)
 	dc.Resize(l.blocks, w.Cols)
 	n := dy.Rows / l.blocks * w.Cols
 	for k := range l.blocks {
@@ -134,7 +136,7 @@ func (l *blockGELU) backward(dy, x, w, wGrad, dc, dx *nn.Matrix) *nn.Matrix {
 		return nil
 	}
 	dx.Resize(dy.Rows, w.Rows)
-	nn.MatMul(dx, dy, false, w, true, false)
+	l.prec.MatMul(dx, dy, false, w, true, false)
 	return dx
 }
 

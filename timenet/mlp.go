@@ -44,6 +44,11 @@ func newMLP(c Config, dim int, rng *rand.Rand) *mlp {
 		n.head.hidden = append(n.head.hidden, newDense(fmt.Sprintf("joint_model.model.%d", 2*l), h, h, true, rng))
 	}
 	n.head.out = zeroDense(fmt.Sprintf("joint_model.model.%d", 2*c.JointLayers), h, 2*dim, rng)
+	// The products between hidden layers take c.Precision (Config).
+	n.s2.prec, n.j1.prec = c.Precision, c.Precision
+	for _, l := range n.head.hidden {
+		l.prec = c.Precision
+	}
 	return n
 }
 
@@ -133,5 +138,6 @@ func (n *mlp) Params() []*nn.Param {
 func (n *mlp) Clone() Net {
 	c := &mlp{cfg: n.cfg, dim: n.dim, omega: n.omega, jW: n.jW, jB: n.jB,
 		t1: n.t1.share(), t2: n.t2.share(), s1: n.s1.share(), s2: n.s2.share(), head: n.head.share()}
+	c.j1.prec = n.j1.prec
 	return c
 }

@@ -46,6 +46,21 @@ type Config struct {
 	// (its JointPolicy ignores joint_layers); other values extend it with
 	// h×h layers.
 	JointLayers int
+	// Precision is the arithmetic of the hidden layers' products (forward
+	// and both backward products; nn.Precision): in Reference, the state
+	// branch's second layer (B₂), the first joint layer's state half (C₁ˢ)
+	// and the joint layers C₂..C_L; in PIS, the joint layers C₁..C_L.
+	// These are the per-row products between two hidden (GELU) layers,
+	// nearly all of a pass's multiply-adds. The input layer on x (B₁ or
+	// B), which bfloat16 would round to three significant digits, the
+	// output layer (C_o: the drift and log-variance, a narrow product), and
+	// the time branch with C₁ᵗ (one row per sampling step, where the
+	// bfloat16 kernel is slower than float32's) stay float32, as do every
+	// weight, gradient, bias and activation. The zero value is nn.FP32;
+	// New refuses nn.BF16 on a CPU without the instructions (Check). Not
+	// stored with the sizes: a family's configuration holds it
+	// (diffusion.Config.Precision).
+	Precision nn.Precision `json:"-"`
 }
 
 // resolved returns c with its defaults filled in, or an error naming the
@@ -127,6 +142,9 @@ func New(cfg Config, dim int, rng *rand.Rand) (Net, error) {
 	}
 	if rng == nil {
 		return nil, errors.New("timenet: nil *rand.Rand, want a source of the initial weights")
+	}
+	if err := c.Precision.Check(); err != nil {
+		return nil, err
 	}
 	if c.Arch == PIS {
 		return newPIS(c, dim, rng), nil

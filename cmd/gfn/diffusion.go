@@ -96,6 +96,7 @@ func setupDiffusion(c *trainCmd) error {
 	fs.Float64Var(&d.DriftClip, "drift-clip", d.DriftClip, "bound of the network's drift output |u| (0 = none; gfn-diffusion's --clipping is 1e4); with --resume, the bound from the checkpoint's iteration on (a run whose samples overflowed continues with one)")
 	fs.StringVar(&d.Net.Arch, "arch", d.Net.Arch, "network: "+timenet.Reference+" (Fourier-feature MLP) or "+timenet.PIS)
 	fs.IntVar(&d.Net.Hidden, "hidden", d.Net.Hidden, "network width")
+	c.addPrecisionFlag(&d.Precision, "the state branch's second layer and the joint layers; the input and output layers and the time branch stay fp32")
 	fs.IntVar(&d.Net.Harmonics, "harmonics", d.Net.Harmonics, "Fourier frequencies of the time features (0 = the network width; the released code's --harmonics_dim is 256 whatever the width)")
 	fs.Float64Var(&d.Student.LR, "lr", d.Student.LR, "Student policy learning rate")
 	fs.Float64Var(&d.Student.LogZLR, "logz-lr", d.Student.LogZLR, "Student log Z learning rate")

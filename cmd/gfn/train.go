@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/progress"
 	gfnrun "github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/safefile"
@@ -52,6 +53,8 @@ type trainCmd struct {
 	// budgetNow is its budget, in the budget flag's terms.
 	stored    string
 	budgetNow int
+	// prec is the run's --precision (nil: the family has none).
+	prec *nn.Precision
 	// summary prints the family's lines of a finished run's summary.
 	summary func(w io.Writer, s any)
 	// explain adds a family's advice to the error that stopped a run
@@ -151,6 +154,9 @@ func (c *trainCmd) freshRun(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := c.checkPrecision(); err != nil {
+		return err
+	}
 	if err := c.u.checkFlags(c.fs); err != nil {
 		return err
 	}
@@ -168,7 +174,7 @@ func (c *trainCmd) freshRun(ctx context.Context) error {
 		return err
 	}
 	defer c.u.close()
-	fmt.Fprintln(c.stdout, "gfn train: "+c.header())
+	fmt.Fprintln(c.stdout, "gfn train: "+c.header()+c.precisionHeader())
 	return c.finish(dir, func() (any, error) { return c.start(ctx, c.options(dir)) })
 }
 
@@ -237,8 +243,12 @@ func (c *trainCmd) finish(dir string, train func() (any, error)) error {
 func printRunSummary(w io.Writer, s any, dir string) {
 	b := s.(gfnrun.Baser).Base()
 	d := func(sec float64) string { return progress.Duration(time.Duration(sec * float64(time.Second))) }
-	fmt.Fprintf(w, "  wall %s (training %s, %.3g ms/%s, %.3g early, %.3g late; evaluation %s; %s kernels)\n",
-		d(b.WallSeconds), d(b.TrainSeconds), b.MsPerStepMean, b.Unit, b.MsPerStepEarly, b.MsPerStepLate, d(b.EvalSeconds), b.Kernel)
+	kernels := b.Kernel + " kernels"
+	if b.Precision != "" {
+		kernels += fmt.Sprintf(", %s hidden-layer products on %s", b.Precision, b.BF16Kernel)
+	}
+	fmt.Fprintf(w, "  wall %s (training %s, %.3g ms/%s, %.3g early, %.3g late; evaluation %s; %s)\n",
+		d(b.WallSeconds), d(b.TrainSeconds), b.MsPerStepMean, b.Unit, b.MsPerStepEarly, b.MsPerStepLate, d(b.EvalSeconds), kernels)
 	files := []string{gfnrun.MetricsFile, gfnrun.SummaryFile, gfnrun.CheckpointFile, gfnrun.ConfigFile}
 	if _, err := os.Stat(filepath.Join(dir, rewardFile)); err == nil {
 		files = append(files, rewardFile)
