@@ -100,6 +100,12 @@ type Config struct {
 	// Reward is the Teacher's reward (and PER's priority): the log-of-log
 	// reference form with C = 19, α = 0.5 by default.
 	Reward teacher.Reward `json:"reward"`
+	// Objective is the Student's objective: tb (empty, both papers') or
+	// vargrad (gfn-diffusion's "tb-avg": the variance of log R + Σ log P_B
+	// − Σ log P_F over the batch, no log Z learned; the Student's log Z
+	// then holds the batch mean). The Teacher trains with TB, paid from
+	// the Student's per-object loss (package objective).
+	Objective string `json:"objective,omitempty"`
 	// Percentile fixes the log-reward threshold at this percentile of
 	// one batch of the untrained Student's samples (90 in the reference
 	// code); objects at or below it do not train the Teacher nor enter
@@ -185,8 +191,19 @@ func (c Config) milestones() []int {
 	return ms
 }
 
-// Validate reports the first invalid setting, naming the value and what
-// is allowed.
+// Objectives lists the Student's objectives of the diffusion samplers.
+var Objectives = []string{"tb", "vargrad"}
+
+// objective is the Student's objective ("tb" when empty).
+func (c Config) objective() string {
+	if c.Objective == "" {
+		return "tb"
+	}
+	return c.Objective
+}
+
+// Validate reports the first invalid setting, naming the value and what is
+// allowed.
 func (c Config) Validate() error {
 	switch {
 	case !slices.Contains(Methods, c.Method):
@@ -221,6 +238,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("diffusion: buffer capacity %d must be at least 1 for method %s", c.BufferCap, c.Method)
 	case !(c.Percentile >= 0 && c.Percentile <= 100):
 		return fmt.Errorf("diffusion: percentile %v must be in [0, 100]", c.Percentile)
+	case !slices.Contains(Objectives, c.objective()):
+		return fmt.Errorf("diffusion: objective %q is not available for diffusion samplers (allowed: %s)", c.Objective, strings.Join(Objectives, ", "))
+	case c.Method == MethodPIS && c.objective() != "tb":
+		return fmt.Errorf("diffusion: method pis trains by its own loss through the trajectory; objective %s does not apply", c.Objective)
 	case c.Method == MethodPIS && c.ExploreAll:
 		return fmt.Errorf("diffusion: method pis trains on its own reparameterised trajectories: no exploration (explore-all set)")
 	case c.LocalSearch && c.Method != MethodPER && c.Method != MethodTeacher:

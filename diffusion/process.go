@@ -202,26 +202,13 @@ func (s *sampler) Forward(p Process, net Policy, n int, opt sampleOptions, rng *
 		for j := range s.z {
 			s.z[j] = rng.NormFloat64()
 		}
-		forRows(n, d, func(lo, hi int) {
-			for b := lo; b < hi; b++ {
-				o := out.Row(b)
-				var lp float64
-				for k := range d {
-					lv, v, sd := lv0, v0, sd0
-					if p.LearnedVariance {
-						lv = p.logVar(o[d+k])
-						v = dt * math.Exp(lv)
-						sd = math.Sqrt(v + f2)
-					}
-					mean := float64(xi[b*d+k]) + dt*p.drift(o[k])
-					x := float32(mean + sd*s.z[b*d+k])
-					xn[b*d+k] = x
-					r := float64(x) - mean
-					lp += r*r/v + log2Pi + ldt + lv
-				}
-				dst.LogPF[b] -= lp / 2
-			}
-		})
+		st := stepRows{p: p, out: out, xi: xi, xn: xn, z: s.z, logPF: dst.LogPF, ldt: ldt, lv0: lv0, v0: v0, sd0: sd0, f2: f2}
+		if !rowsParallel(n, d) {
+			st.rows(0, n)
+			continue
+		}
+		par := st // the goroutines' copy escapes; st stays on the stack
+		forRows(n, d, par.rows)
 	}
 	if record {
 		s.Recorded = rec.EndRecord()
@@ -257,25 +244,33 @@ func (s *sampler) Backward(p Process, x []float32, n int, rng *rand.Rand, dst *b
 // scoreBackward sets b.LogPB to each trajectory's Σ_{i≥1} log P_B(x_i |
 // x_{i+1}) under the Brownian bridge.
 func (p Process) scoreBackward(b *batch) {
-	d, dt := p.Dim, p.dt()
+	d := p.Dim
 	clear(b.LogPB)
 	// Rows in parallel, each row's steps in order (the serial loop's sums).
-	forRows(b.N, p.Steps*d, func(lo, hi int) {
-		for i := 1; i < p.Steps; i++ {
-			a := float64(i) / float64(i+1)
-			v := p.Sigma2 * dt * a
-			c := float64(d) * (log2Pi + math.Log(v))
-			cur, prev := b.Step(i+1), b.Step(i)
-			for r := lo; r < hi; r++ {
-				var q float64
-				for k := r * d; k < (r+1)*d; k++ {
-					e := float64(prev[k]) - float64(cur[k])*a
-					q += e * e
-				}
-				b.LogPB[r] -= (q/v + c) / 2
+	if !rowsParallel(b.N, p.Steps*d) {
+		p.scoreBackwardRows(b, 0, b.N)
+		return
+	}
+	forRows(b.N, p.Steps*d, func(lo, hi int) { p.scoreBackwardRows(b, lo, hi) })
+}
+
+// scoreBackwardRows is scoreBackward for the batch rows [lo, hi).
+func (p Process) scoreBackwardRows(b *batch, lo, hi int) {
+	d, dt := p.Dim, p.dt()
+	for i := 1; i < p.Steps; i++ {
+		a := float64(i) / float64(i+1)
+		v := p.Sigma2 * dt * a
+		c := float64(d) * (log2Pi + math.Log(v))
+		cur, prev := b.Step(i+1), b.Step(i)
+		for r := lo; r < hi; r++ {
+			var q float64
+			for k := r * d; k < (r+1)*d; k++ {
+				e := float64(prev[k]) - float64(cur[k])*a
+				q += e * e
 			}
+			b.LogPB[r] -= (q/v + c) / 2
 		}
-	})
+	}
 }
 
 func growF(s []float64, n int) []float64 {
@@ -283,4 +278,37 @@ func growF(s []float64, n int) []float64 {
 		return make([]float64, n, n+n/4)
 	}
 	return s[:n]
+}
+
+// stepRows is one step of Forward for a share of the rows: the new states
+// from the step's noise and their log P_F.
+type stepRows struct {
+	p                     Process
+	out                   *nn.Matrix
+	xi, xn                []float32
+	z, logPF              []float64
+	ldt, lv0, v0, sd0, f2 float64
+}
+
+// rows steps the rows [lo, hi).
+func (st *stepRows) rows(lo, hi int) {
+	p, out, d, dt := st.p, st.out, st.p.Dim, st.p.dt()
+	for b := lo; b < hi; b++ {
+		o := out.Row(b)
+		var lp float64
+		for k := range d {
+			lv, v, sd := st.lv0, st.v0, st.sd0
+			if p.LearnedVariance {
+				lv = p.logVar(o[d+k])
+				v = dt * math.Exp(lv)
+				sd = math.Sqrt(v + st.f2)
+			}
+			mean := float64(st.xi[b*d+k]) + dt*p.drift(o[k])
+			x := float32(mean + sd*st.z[b*d+k])
+			st.xn[b*d+k] = x
+			r := float64(x) - mean
+			lp += r*r/v + log2Pi + st.ldt + lv
+		}
+		st.logPF[b] -= lp / 2
+	}
 }

@@ -15,9 +15,14 @@ const parallelMinWork = 1 << 15
 // to GOMAXPROCS goroutines when n·perRow ≥ parallelMinWork, else once.
 // f must touch only its rows' outputs: every row is computed exactly as a
 // serial loop would, so results do not depend on the split.
+//
+// A func literal passed here escapes (the goroutines keep it), so it is
+// allocated where it is written: callers on a hot path test rowsParallel
+// first and call their row function directly when it is false, so that
+// serial batches allocate nothing.
 func forRows(n, perRow int, f func(lo, hi int)) {
 	p := min(runtime.GOMAXPROCS(0), n)
-	if p <= 1 || n*perRow < parallelMinWork {
+	if !rowsParallel(n, perRow) {
 		if n > 0 {
 			f(0, n)
 		}
@@ -29,4 +34,9 @@ func forRows(n, perRow int, f func(lo, hi int)) {
 		wg.Go(func() { f(lo, hi) })
 	}
 	wg.Wait()
+}
+
+// rowsParallel reports whether forRows splits n rows of perRow values.
+func rowsParallel(n, perRow int) bool {
+	return min(runtime.GOMAXPROCS(0), n) > 1 && n*perRow >= parallelMinWork
 }

@@ -128,25 +128,33 @@ func scoreRows(p Process, out *nn.Matrix, b *batch, i0, k int, logPF []float64) 
 	lv0 := math.Log(p.Sigma2)
 	dtv0 := dt * math.Exp(lv0)
 	// Rows in parallel, each row's steps in order (the serial loop's sums).
-	forRows(n, k*d, func(lo, hi int) {
-		for j := range k {
-			xi, xn := b.Step(i0+j), b.Step(i0+j+1)
-			for r := lo; r < hi; r++ {
-				o := out.Row(j*n + r)
-				var lp float64
-				for c := range d {
-					lv, dtv := lv0, dtv0
-					if p.LearnedVariance {
-						lv = p.logVar(o[d+c])
-						dtv = dt * math.Exp(lv)
-					}
-					res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*p.drift(o[c])
-					lp += res*res/dtv + log2Pi + ldt + lv
+	if !rowsParallel(n, k*d) {
+		scoreRowsOf(p, out, b, i0, k, logPF, ldt, lv0, dtv0, 0, n)
+		return
+	}
+	forRows(n, k*d, func(lo, hi int) { scoreRowsOf(p, out, b, i0, k, logPF, ldt, lv0, dtv0, lo, hi) })
+}
+
+// scoreRowsOf is scoreRows for the batch rows [lo, hi).
+func scoreRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, logPF []float64, ldt, lv0, dtv0 float64, lo, hi int) {
+	n, d, dt := b.N, p.Dim, p.dt()
+	for j := range k {
+		xi, xn := b.Step(i0+j), b.Step(i0+j+1)
+		for r := lo; r < hi; r++ {
+			o := out.Row(j*n + r)
+			var lp float64
+			for c := range d {
+				lv, dtv := lv0, dtv0
+				if p.LearnedVariance {
+					lv = p.logVar(o[d+c])
+					dtv = dt * math.Exp(lv)
 				}
-				logPF[r] -= lp / 2
+				res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*p.drift(o[c])
+				lp += res*res/dtv + log2Pi + ldt + lv
 			}
+			logPF[r] -= lp / 2
 		}
-	})
+	}
 }
 
 // gradRows sets dy (k·n × 2d) to the gradient of Σ_r scale·δ_r·Σ_i log
@@ -160,6 +168,10 @@ func gradRows(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, s
 	n, d := b.N, p.Dim
 	dy.Resize(k*n, 2*d)
 	ev0 := math.Exp(math.Log(p.Sigma2))
+	if !rowsParallel(n, k*d) {
+		gradRowsOf(p, out, b, i0, k, delta, scale, dy, ev0, 0, n)
+		return
+	}
 	forRows(n, k*d, func(lo, hi int) { gradRowsOf(p, out, b, i0, k, delta, scale, dy, ev0, lo, hi) })
 }
 

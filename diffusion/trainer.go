@@ -11,6 +11,7 @@ import (
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/langevin"
 	"github.com/gfngo/gfn/nn"
+	"github.com/gfngo/gfn/objective"
 	"github.com/gfngo/gfn/replay"
 	"github.com/gfngo/gfn/teacher"
 	"github.com/gfngo/gfn/timenet"
@@ -111,15 +112,21 @@ type Trainer struct {
 	scored   batch // Teacher samples scored by the Student
 	logR     []float64
 	delta    []float64
-	term     []float64 // the Teacher reward's δ term (floored below the threshold)
-	logRT    []float64
-	kept     []int
-	xs       []float32
-	tLogR    []float64
-	tDelta   []float64
-	lsX      []float32
-	lsLogR   []float64
-	scratch  []float64
+	// vargrad is the Student's VarGrad objective (nil Obj: TB).
+	vargrad struct {
+		Obj   objective.Objective
+		batch objective.Batch
+		res   objective.Result
+	}
+	term    []float64 // the Teacher reward's δ term (floored below the threshold)
+	logRT   []float64
+	kept    []int
+	xs      []float32
+	tLogR   []float64
+	tDelta  []float64
+	lsX     []float32
+	lsLogR  []float64
+	scratch []float64
 }
 
 // Iteration reports what one Iterate call did.
@@ -318,6 +325,9 @@ func newTrainer(e energy.Energy, cfg Config) (*Trainer, error) {
 			return nil, err
 		}
 	}
+	if cfg.objective() == "vargrad" {
+		t.vargrad.Obj = &objective.VarGrad{}
+	}
 	t.initUpdate()
 	return t, nil
 }
@@ -420,20 +430,57 @@ func (t *Trainer) initUpdate() {
 		n := t.batch.N
 		t.delta = growF(t.delta, n)
 		nn.ZeroGrad(s.Params())
+		logZ := float64(s.LogZ.Value[0])
+		var loss float64
 		if out := s.sampler.Recorded; out != nil {
 			s.sampler.Recorded = nil
-			return s.tb.EvalRecorded(t.Proc, out, float64(s.LogZ.Value[0]), &t.batch, t.logR, t.delta)
+			loss = s.tb.EvalRecorded(t.Proc, out, logZ, &t.batch, t.logR, t.delta)
+		} else {
+			loss = s.tb.Eval(t.Proc, s.Model, logZ, &t.batch, t.logR, t.delta)
 		}
-		return s.tb.Eval(t.Proc, s.Model, float64(s.LogZ.Value[0]), &t.batch, t.logR, t.delta)
+		if t.vargrad.Obj != nil {
+			loss = t.varGrad()
+		}
+		return loss
 	}
 	if t.Teacher != nil || t.cfg.Method == MethodPER {
 		u.Targets = t.targets
 	}
 	u.StudentGrad = func() { s.tb.Grad(t.Proc, s.Model, s.LogZ, &t.batch, t.delta) }
 	u.StudentUpdate = func() { s.step(t.cfg.lrScale(t.Step)) }
+	if t.vargrad.Obj != nil { // no log Z to learn
+		u.StudentGrad = func() { s.tb.Grad(t.Proc, s.Model, nil, &t.batch, t.delta) }
+		u.StudentUpdate = func() {
+			s.step(t.cfg.lrScale(t.Step))
+			// Adam would move it (weight decay alone is a full-size step
+			// once normalised): it holds the estimate.
+			s.LogZ.Value[0] = float32(t.vargrad.res.LogZ)
+		}
+	}
 	if t.Teacher != nil {
 		u.TeacherStep = t.teacherStep
 	}
+}
+
+// varGrad turns the batch's TB residuals into VarGrad's: δ_b = ζ_b − ζ̄
+// with ζ = log R + Σ log P_B − Σ log P_F (package objective on the
+// trajectories' sums), sets the Student's log Z to the batch's estimate ζ̄
+// and returns the loss in the family's convention, the mean of ½·δ². Its
+// gradient is TB's for these δ without log Z: the mean's own dependence
+// sums to zero.
+func (t *Trainer) varGrad() float64 {
+	n, b := t.batch.N, &t.vargrad
+	b.batch.Off = b.batch.Off[:0]
+	for k := 0; k <= n; k++ {
+		b.batch.Off = append(b.batch.Off, k)
+	}
+	b.batch.LogPF, b.batch.LogPB, b.batch.LogR = t.batch.LogPF[:n], t.batch.LogPB[:n], t.logR[:n]
+	if err := b.Obj.Eval(&b.batch, nil, &b.res); err != nil {
+		panic(err) // the sizes are the trainer's own
+	}
+	copy(t.delta, b.res.Delta)
+	t.Student.LogZ.Value[0] = float32(b.res.LogZ)
+	return b.res.Loss / 2
 }
 
 // targets sets the advantage terms of the batch (floored below the

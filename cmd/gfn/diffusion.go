@@ -86,6 +86,7 @@ func setupDiffusion(c *trainCmd) error {
 	c.addTaskFlag(taskHelp)
 	fs.String("preset", preset, "settings: paper (the paper's text, which reproduces its table) or reference (the released code) for 25gmm and manywell; sendera (Sendera et al. 2024) for funnel and lgcp; blessing (Blessing et al. 2024's budget on this library's process) for gmm40, gmm40-50d and mos")
 	method := fs.String("method", string(d.Method), "training method: tb, eps (exploration noise), prt, per, teacher, pis (path integral sampler: gradients through the trajectory), smc (sequential Monte Carlo) and ggns (gradient-guided nested sampling): no training, see --method smc --help")
+	fs.StringVar(&d.Objective, "objective", "tb", "the Student's training objective: "+strings.Join(diffusion.Objectives, ", ")+" (vargrad: the batch variance of log R + sum log P_B - sum log P_F, no log Z learned); the Teacher trains with TB on the Student's per-object loss")
 	fs.BoolVar(&d.LocalSearch, "ls", false, "MALA local search from the buffer every --ls-every iterations (per and teacher)")
 	fs.IntVar(&d.LSEvery, "ls-every", d.LSEvery, "iterations between local searches (on Student slots)")
 	fs.IntVar(&d.Iterations, "iterations", d.Iterations, "training iterations")
@@ -165,6 +166,9 @@ func setupDiffusion(c *trainCmd) error {
 			return "", usagef("eval-every %d, eval-samples %d and final-samples %d must be >= 1", c.evalEvery, *evalSamples, *finalSamples)
 		}
 		d.Method = diffusion.Method(*method)
+		if d.Objective == "tb" {
+			d.Objective = "" // as earlier runs' config.json says
+		}
 		if d.Milestones, err = parseInts(*milestones); err != nil {
 			return "", usagef("milestones %q: %v", *milestones, err)
 		}

@@ -602,3 +602,22 @@ func TestGridObjectives(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffusionObjectives: --objective vargrad trains a diffusion sampler,
+// and an objective the family lacks is refused naming the allowed ones.
+func TestDiffusionObjectives(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := runCLI("train", "--task", "25gmm", "--method", "tb", "--objective", "vargrad", "--iterations", "20", "--batch", "16",
+		"--steps", "5", "--hidden", "16", "--eval-every", "10", "--eval-samples", "32", "--final-samples", "32", "--quiet", "--out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "config.json"))
+	if !strings.Contains(string(b), `"objective": "vargrad"`) {
+		t.Errorf("config.json lacks the objective:\n%s", b)
+	}
+	_, _, err = runCLI("train", "--task", "25gmm", "--objective", "subtb", "--out", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), `objective "subtb" is not available for diffusion samplers (allowed: tb, vargrad)`) {
+		t.Errorf("subtb on 25gmm: %v", err)
+	}
+}
