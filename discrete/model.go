@@ -101,6 +101,12 @@ func (m *MLPModel) KeepRows(rows []int32) *nn.Matrix {
 // Params lists the network's trainable parameters.
 func (m *MLPModel) Params() []*nn.Param { return m.Net.Params() }
 
+// SetPrecision sets the precision of the network's hidden layers'
+// products (nn.MLP.SetPrecision: the one-hot input layer and the output
+// layer stay float32). It returns p.Check's error, and then changes
+// nothing.
+func (m *MLPModel) SetPrecision(p nn.Precision) error { return m.Net.SetPrecision(p) }
+
 // Clone returns a model sharing m's parameters with buffers of its own, for
 // sampling from it on several goroutines at once.
 func (m *MLPModel) Clone() *MLPModel { return &MLPModel{Env: m.Env, Feat: m.Feat, Net: m.Net.Clone()} }

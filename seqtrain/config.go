@@ -11,6 +11,7 @@ import (
 	"github.com/gfngo/gfn/agent"
 
 	"github.com/gfngo/gfn/internal/choice"
+	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/teacher"
 )
 
@@ -137,8 +138,20 @@ type Config struct {
 	// default; the reference's TFbind8 appendix: 7 rounds of 3 steps).
 	// As in the reference, with local search the Student draws every
 	// online batch (the Teacher still trains on it).
-	LS   LocalSearch `json:"ls,omitzero"`
-	Seed uint64      `json:"seed"`
+	LS LocalSearch `json:"ls,omitzero"`
+	// Precision is the arithmetic of both agents' hidden products: the
+	// ssr policy's encoder second layer and scorer first layer
+	// (ssr.Model.SetPrecision), the mlp policy's layers between two hidden
+	// layers (nn.MLP.SetPrecision). Input and output layers (the one-hot
+	// encoder, the edge score, the logits), log Z, the TB residual and
+	// every metric stay float32/float64. A Model of its own takes a
+	// precision other than FP32 through a SetPrecision(nn.Precision) error
+	// method, and New refuses it without one. nn.FP32, the zero value,
+	// is left out of config.json; BF16 needs a CPU with AMX-BF16 or
+	// AVX512_BF16 (New refuses it otherwise with nn.Precision.Check's
+	// error).
+	Precision nn.Precision `json:"precision,omitempty"`
+	Seed      uint64       `json:"seed"`
 	// Model builds both agents' policy networks (nil: the one Policy
 	// names). A function is not stored with a run: Resume takes it again
 	// from RunOptions.Model, LoadModel as its argument.
@@ -223,6 +236,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("seqtrain: clip norm %v must be >= 0 (0: no clipping)", c.ClipNorm)
 	case math.IsNaN(c.LogZInit) || math.IsInf(c.LogZInit, 0) || math.IsNaN(c.LogZMin) || c.LogZInit < c.LogZMin:
 		return fmt.Errorf("seqtrain: log Z init %v must be finite and >= its floor %v", c.LogZInit, c.LogZMin)
+	case c.Precision != nn.FP32 && c.Precision != nn.BF16:
+		return fmt.Errorf("seqtrain: precision %v is unknown (allowed: %s)", c.Precision, strings.Join(nn.Precisions, ", "))
 	}
 	for _, p := range []struct {
 		name string

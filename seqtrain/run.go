@@ -219,6 +219,7 @@ func (f *family) Finish(c *run.Curve) (any, error) {
 	t := f.t
 	s := &Summary{Task: f.task, Method: t.cfg.Method, Seed: t.cfg.Seed, RewardCalls: t.RewardCalls, Seen: len(t.seen),
 		ELBO: math.NaN(), EUBO: math.NaN(), LogZ: math.NaN(), LogZEst: math.NaN(), LogZErr: math.NaN(), Pearson: math.NaN(), TrueLogZ: math.NaN()}
+	s.SetPrecision(t.cfg.Precision)
 	if m, ok := t.task.(target.Moder); ok {
 		s.ModesTotal = m.NumModes()
 	}

@@ -204,7 +204,29 @@ func newAgent(env discrete.Env, o agent.Optim, cfg Config, model ModelFunc, rng 
 	if err != nil {
 		return nil, err
 	}
+	if err := setPrecision(m, cfg.Precision); err != nil {
+		return nil, err
+	}
 	return &Agent{Agent: agent.New(m, o.LR, agent.NewLogZ(cfg.LogZInit), o.LogZLR)}, nil
+}
+
+// precisioner is a policy network whose hidden products can run in
+// another precision (ssr.Model, discrete.MLPModel).
+type precisioner interface {
+	SetPrecision(nn.Precision) error
+}
+
+// setPrecision gives m precision p: nothing to do for FP32, else m must
+// be a precisioner (whose SetPrecision checks the CPU).
+func setPrecision(m discrete.Model, p nn.Precision) error {
+	if p == nn.FP32 {
+		return nil
+	}
+	pm, ok := m.(precisioner)
+	if !ok {
+		return fmt.Errorf("seqtrain: precision %s: the policy network %T has no SetPrecision(nn.Precision) error method", p, m)
+	}
+	return pm.SetPrecision(p)
 }
 
 // build makes the policy network p names.

@@ -48,6 +48,7 @@ type Model struct {
 	// (H² per node instead of 2HE), chosen once, at construction, when
 	// H < 2E, so that a row's bits never depend on the batch.
 	fold  bool
+	prec  nn.Precision // of the hidden products (SetPrecision)
 	fm    foldCache
 	edges edgeList
 	nodes nodeSet
@@ -138,7 +139,39 @@ func (m *Model) Clone() *Model {
 		S1:   &nn.Linear{W: m.S1.W, B: m.S1.B, Act: m.S1.Act},
 		S2:   &nn.Linear{W: m.S2.W, B: m.S2.B, Act: m.S2.Act},
 		fold: m.fold,
+		prec: m.prec,
 	}
+}
+
+// SetPrecision sets the precision of the model's hidden products, forward
+// and backward: the encoder's second layer (z = a·W_e2), the scorer's
+// first layer (P_s = z·W_top, and P_c = z·W_bottom or, folded, a·M with
+// M = W_e2·W_bottom itself), the products that dominate a step at
+// H = E = 1,024. The encoder's one-hot first layer (a gather), the
+// scorer's output layer (H → 1, the edge score) and the single-row
+// product c0 = b_e2·W_bottom stay float32, as do the weights, gradients,
+// biases and activations. It returns p.Check's error, and then changes
+// nothing.
+func (m *Model) SetPrecision(p nn.Precision) error {
+	if err := p.Check(); err != nil {
+		return err
+	}
+	m.prec = p
+	m.fm.ok = false // M is a product too
+	return nil
+}
+
+// Precision returns the precision of the hidden products.
+func (m *Model) Precision() nn.Precision { return m.prec }
+
+// gemm is kernel.Gemm in the model's precision (kernel.GemmBF16 for
+// nn.BF16).
+func (m *Model) gemm(transA, transB bool, rows, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
+	if m.prec == nn.BF16 {
+		kernel.GemmBF16(transA, transB, rows, n, k, a, lda, b, ldb, c, ldc, accumulate)
+		return
+	}
+	kernel.Gemm(transA, transB, rows, n, k, a, lda, b, ldb, c, ldc, accumulate)
 }
 
 // Forward returns rows×NumActions logits for the rows states: the clipped
@@ -218,24 +251,24 @@ func (m *Model) Forward(states []int32, rows int) *nn.Matrix {
 		nz = np // only parents need their embedding
 	}
 	m.z.Resize(nz, E)
-	kernel.Gemm(false, false, nz, E, H, m.a.Data, H, we2, E, m.z.Data, E, false)
+	m.gemm(false, false, nz, E, H, m.a.Data, H, we2, E, m.z.Data, E, false)
 	for r := range nz {
 		kernel.AddTo(m.z.Row(r), be2)
 	}
 	m.ps.Resize(np, H)
-	kernel.Gemm(false, false, np, H, E, m.z.Data, E, w1[:E*H], H, m.ps.Data, H, false)
+	m.gemm(false, false, np, H, E, m.z.Data, E, w1[:E*H], H, m.ps.Data, H, false)
 	for p := range np {
 		kernel.AddTo(m.ps.Row(p), m.S1.B.Value)
 	}
 	m.pc.Resize(U, H)
 	if m.fold {
 		m.folded()
-		kernel.Gemm(false, false, U, H, H, m.a.Data, H, m.fm.m.Data, H, m.pc.Data, H, false)
+		m.gemm(false, false, U, H, H, m.a.Data, H, m.fm.m.Data, H, m.pc.Data, H, false)
 		for u := range U {
 			kernel.AddTo(m.pc.Row(u), m.fm.c0)
 		}
 	} else {
-		kernel.Gemm(false, false, U, H, E, m.z.Data, E, w1[E*H:], H, m.pc.Data, H, false)
+		m.gemm(false, false, U, H, E, m.z.Data, E, w1[E*H:], H, m.pc.Data, H, false)
 	}
 
 	// Per edge: h = LeakyReLU(P_s + P_c), score = clip(h·w2 + b2).
@@ -283,7 +316,7 @@ func (m *Model) folded() {
 	c.wbot = append(c.wbot[:0], wbot...)
 	c.be2 = append(c.be2[:0], be2...)
 	c.m.Resize(H, H)
-	kernel.Gemm(false, false, H, H, E, we2, E, wbot, H, c.m.Data, H, false)
+	m.gemm(false, false, H, H, E, we2, E, wbot, H, c.m.Data, H, false)
 	c.c0 = grow(c.c0, H)
 	kernel.Gemm(false, false, 1, H, E, be2, E, wbot, H, c.c0, H, false)
 	c.ok = true
@@ -376,35 +409,35 @@ func (m *Model) Backward(dlogits *nn.Matrix) {
 	we2, be2, dwe2, dbe2 := enc.W.Value, enc.B.Value, enc.W.Grad, enc.B.Grad
 	w1, dw1 := m.S1.W.Value, m.S1.W.Grad
 	kernel.AddRows(m.S1.B.Grad, m.dps.Data)
-	kernel.Gemm(true, false, E, H, np, m.z.Data, E, m.dps.Data, H, dw1[:E*H], H, true)
+	m.gemm(true, false, E, H, np, m.z.Data, E, m.dps.Data, H, dw1[:E*H], H, true)
 	nz := m.z.Rows
 	m.dz.Resize(nz, E)
 	m.dz.Zero()
-	kernel.Gemm(false, true, np, E, H, m.dps.Data, H, w1[:E*H], H, m.dz.Data, E, true)
+	m.gemm(false, true, np, E, H, m.dps.Data, H, w1[:E*H], H, m.dz.Data, E, true)
 	m.da.Resize(U, H)
 	if m.fold {
 		// P_c = a·M + c0, M = W_e2·W_bottom, c0 = b_e2·W_bottom.
 		m.dm.Resize(H, H)
-		kernel.Gemm(true, false, H, H, U, m.a.Data, H, m.dpc.Data, H, m.dm.Data, H, false)
-		kernel.Gemm(false, true, U, H, H, m.dpc.Data, H, m.fm.m.Data, H, m.da.Data, H, false)
+		m.gemm(true, false, H, H, U, m.a.Data, H, m.dpc.Data, H, m.dm.Data, H, false)
+		m.gemm(false, true, U, H, H, m.dpc.Data, H, m.fm.m.Data, H, m.da.Data, H, false)
 		m.cs = grow(m.cs, H)
 		clear(m.cs)
 		kernel.AddRows(m.cs, m.dpc.Data)
 		wbot, dwbot := w1[E*H:], dw1[E*H:]
-		kernel.Gemm(false, true, H, E, H, m.dm.Data, H, wbot, H, dwe2, E, true)
-		kernel.Gemm(true, false, E, H, H, we2, E, m.dm.Data, H, dwbot, H, true)
+		m.gemm(false, true, H, E, H, m.dm.Data, H, wbot, H, dwe2, E, true)
+		m.gemm(true, false, E, H, H, we2, E, m.dm.Data, H, dwbot, H, true)
 		kernel.Gemm(false, true, 1, E, H, m.cs, H, wbot, H, dbe2, E, true)
 		kernel.Gemm(true, false, E, H, 1, be2, E, m.cs, H, dwbot, H, true)
 	} else {
 		// P_c = z·W_bottom over every node.
-		kernel.Gemm(true, false, E, H, U, m.z.Data, E, m.dpc.Data, H, dw1[E*H:], H, true)
-		kernel.Gemm(false, true, U, E, H, m.dpc.Data, H, w1[E*H:], H, m.dz.Data, E, true)
+		m.gemm(true, false, E, H, U, m.z.Data, E, m.dpc.Data, H, dw1[E*H:], H, true)
+		m.gemm(false, true, U, E, H, m.dpc.Data, H, w1[E*H:], H, m.dz.Data, E, true)
 		clear(m.da.Data)
 	}
 	// z = a·W_e2 + b_e2 over the nz embedded nodes (the first rows).
 	kernel.AddRows(dbe2, m.dz.Data)
-	kernel.Gemm(true, false, H, E, nz, m.a.Data, H, m.dz.Data, E, dwe2, E, true)
-	kernel.Gemm(false, true, nz, H, E, m.dz.Data, E, we2, E, m.da.Data, H, true)
+	m.gemm(true, false, H, E, nz, m.a.Data, H, m.dz.Data, E, dwe2, E, true)
+	m.gemm(false, true, nz, H, E, m.dz.Data, E, we2, E, m.da.Data, H, true)
 	m.Enc.OneHot.Backward(&m.da)
 }
 

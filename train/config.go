@@ -11,6 +11,7 @@ import (
 
 	"github.com/gfngo/gfn/agent"
 	"github.com/gfngo/gfn/internal/choice"
+	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/replay"
 	"github.com/gfngo/gfn/teacher"
 )
@@ -110,6 +111,16 @@ type Config struct {
 
 	Buffer Buffer      `json:"buffer"`
 	LS     LocalSearch `json:"ls"`
+
+	// Precision is the arithmetic of the Student's and Teachers' hidden
+	// layers' products (nn.MLP.SetPrecision: with Hidden {256, 256}, the
+	// 256×256 layer). The one-hot input layer and the logits layer stay
+	// float32, as do GAFN's RND networks, log Z, the TB residual and every
+	// metric; one hidden width has no hidden-to-hidden layer, so BF16 then
+	// changes nothing. nn.FP32, the zero value, is left out of
+	// config.json; BF16 needs a CPU with AMX-BF16 or AVX512_BF16 (New
+	// refuses it otherwise with nn.Precision.Check's error).
+	Precision nn.Precision `json:"precision,omitempty"`
 
 	Seed uint64 `json:"seed"`
 }
@@ -307,6 +318,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("train: teachers %d need method %q, not %q", c.Teachers, MethodTeacher, c.Method)
 	case c.Teachers > 1 && c.Objective != ObjectiveTB:
 		return fmt.Errorf("train: teachers %d train with TB; objective %q has one Teacher only", c.Teachers, c.Objective)
+	case c.Precision != nn.FP32 && c.Precision != nn.BF16:
+		return fmt.Errorf("train: precision %v is unknown (allowed: %s)", c.Precision, strings.Join(nn.Precisions, ", "))
 	}
 	if c.TeacherSplit != "" {
 		if err := c.TeacherSplit.Validate(); err != nil {

@@ -347,6 +347,7 @@ func (f *family) Finish(*run.Curve) (any, error) {
 	t, env, res := f.t, f.t.Env, f.res
 	s := &res.Summary
 	s.Task, s.Method, s.Seed = fmt.Sprint(env), t.cfg.Method, t.cfg.Seed
+	s.SetPrecision(t.cfg.Precision)
 	s.GradSteps, s.RewardCalls, s.ModesFound = t.GradSteps, t.RewardCalls, len(t.ModesFound)
 	if t.ModesBy != nil {
 		s.StudentModes, s.TeacherModes, s.TeacherOnlyModes = modeShares(t.ModesBy, len(t.Teachers))

@@ -24,17 +24,24 @@ type Agent struct {
 // policy and log Z (VarGrad's and FM's not learned: it holds the batch's
 // estimate), for DB
 // and SubTB a policy with a state-flow head and no log Z.
-func newAgent(env discrete.FeaturizedEnv, cfg Config, o agent.Optim, obj Objective, rng *rand.Rand) *Agent {
+// Its hidden layers' products take cfg.Precision.
+func newAgent(env discrete.FeaturizedEnv, cfg Config, o agent.Optim, obj Objective, rng *rand.Rand) (*Agent, error) {
 	if obj == ObjectiveDB || obj == ObjectiveSubTB {
 		m := discrete.NewMLPModelHeads(env, env, "model", cfg.Hidden, 1, rng)
-		return &Agent{agent.New[discrete.Model](m, o.LR, nil, 0)}
+		if err := m.Net.SetPrecision(cfg.Precision); err != nil {
+			return nil, err
+		}
+		return &Agent{agent.New[discrete.Model](m, o.LR, nil, 0)}, nil
 	}
 	extra := 0
 	if cfg.Method == MethodGAFN {
 		extra = 1 // the state flow of GAFN's edge rewards
 	}
 	m := discrete.NewMLPModelHeads(env, env, "model", cfg.Hidden, extra, rng)
-	return &Agent{agent.New[discrete.Model](m, o.LR, agent.NewLogZ(cfg.LogZInit), o.LogZLR)}
+	if err := m.Net.SetPrecision(cfg.Precision); err != nil {
+		return nil, err
+	}
+	return &Agent{agent.New[discrete.Model](m, o.LR, agent.NewLogZ(cfg.LogZInit), o.LogZLR)}, nil
 }
 
 // LogZEstimate is the agent's estimate of log Z: its parameter for TB, the state
@@ -160,9 +167,15 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.Student = newAgent(fenv, cfg, cfg.Student, cfg.Objective, rng)
+	if t.Student, err = newAgent(fenv, cfg, cfg.Student, cfg.Objective, rng); err != nil {
+		return nil, err
+	}
 	for range cfg.numTeachers() {
-		t.Teachers = append(t.Teachers, newAgent(fenv, cfg, cfg.Teacher, cfg.teacherObjective(), rng))
+		a, err := newAgent(fenv, cfg, cfg.Teacher, cfg.teacherObjective(), rng)
+		if err != nil {
+			return nil, err
+		}
+		t.Teachers = append(t.Teachers, a)
 	}
 	if len(t.Teachers) > 0 {
 		t.Teacher = t.Teachers[0]

@@ -56,6 +56,7 @@ func setupGrid(c *trainCmd) error {
 	fs.IntVar(&d.Batch, "batch", d.Batch, "trajectories per batch (>= 1)")
 	hidden := intList(d.Hidden)
 	fs.Var(&hidden, "hidden", "hidden layer widths of the policy MLPs")
+	c.addPrecisionFlag(&d.Precision, "the policies' layers between two hidden layers, the 256x256 one by default; the one-hot input layer and the logits stay fp32")
 	fs.Float64Var(&d.Student.LR, "lr", d.Student.LR, "Adam learning rate of the Student policy")
 	fs.Float64Var(&d.Teacher.LR, "teacher-lr", d.Teacher.LR, "Adam learning rate of the Teacher policy")
 	logZLR := fs.Float64("logz-lr", d.Student.LogZLR, "Adam learning rate of log Z (Student and Teacher)")

@@ -76,6 +76,7 @@ func setupSeq(c *trainCmd) error {
 	fs.StringVar(&d.Policy.Kind, "policy", d.Policy.Kind, "policy network: ssr (state x state -> R) or mlp (one-hot MLP)")
 	fs.IntVar(&d.Policy.Hidden, "hidden", d.Policy.Hidden, "hidden width of the policy networks")
 	fs.IntVar(&d.Policy.Embed, "embed", d.Policy.Embed, "embedding width of the SSR encoder")
+	c.addPrecisionFlag(&d.Precision, "ssr: the encoder's second layer and the scorer's first; mlp: the layers between two hidden layers; the one-hot input, the edge score and the logits stay fp32")
 	fs.Float64Var(&d.Student.LR, "lr", d.Student.LR, "Student policy learning rate")
 	fs.Float64Var(&d.Student.LogZLR, "logz-lr", d.Student.LogZLR, "Student log Z learning rate")
 	fs.Float64Var(&d.Teacher.LR, "teacher-lr", d.Teacher.LR, "Teacher policy learning rate")
