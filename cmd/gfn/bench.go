@@ -27,6 +27,8 @@ Benchmarks:
   diffusion  reproduce a diffusion-sampler table of the paper (Table 2 with SMC, GGNS and PIS run
              here, alpha, local search; passes: the authors' buffer draws)
   biochem    reproduce the paper's sequence-design figure (tfbind8, qm9str, sehstr, rna; 6 methods)
+  objectives every training objective of each family, without and with the Teacher (grids,
+             25gmm, manywell, tfbind8, qm9str)
 
 Every table runs each method × task × seed as a gfn train process, resumes interrupted runs,
 and takes --status (where each run stands, time left), --collect-only and --slurm.
@@ -35,7 +37,7 @@ and takes --status (where each run stands, time left), --collect-only and --slur
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, benchUsage)
-		return usagef("no benchmark given (allowed: speed, grid, diffusion, biochem)")
+		return usagef("no benchmark given (allowed: speed, grid, diffusion, biochem, objectives)")
 	}
 	switch args[0] {
 	case "speed":
@@ -46,12 +48,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runBenchDiffusion(ctx, args[1:], stdout, stderr)
 	case "biochem":
 		return runBenchBiochem(ctx, args[1:], stdout, stderr)
+	case "objectives":
+		return runBenchObjectives(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "-help", "help":
 		fmt.Fprint(stdout, benchUsage)
 		return nil
 	default:
 		fmt.Fprint(stderr, benchUsage)
-		return usagef("unknown benchmark %q (allowed: speed, grid, diffusion, biochem)", args[0])
+		return usagef("unknown benchmark %q (allowed: speed, grid, diffusion, biochem, objectives)", args[0])
 	}
 }
 
@@ -105,7 +109,7 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	fs := newFlagSet("bench grid", "Run every method × grid × seed of one of the paper's grid tables as separate gfn train\nprocesses (resumable: runs with a summary.json are skipped, runs with a checkpoint and no\nsummary continue with gfn train --resume; runs checkpoint every 1,000 iterations), then write\nresults.csv, results.md (mean ± std next to the paper's numbers) and figures/ to --out, from\nevery finished run of the table there (a --methods or --grids subset keeps the others' rows).")
 	table := fs.String("table", "tb", "table to reproduce: "+strings.Join(names, ", ")+" (tb is the paper's main grid table, Table 1)")
-	tf := addTableFlags(fs, "seeds per method and grid (0 = the table's: 5 for tb, 3 otherwise)", "smoke run: 1 seed, 1/20 of the reward calls, 2000 evaluation samples")
+	tf := addTableFlags(fs, "methods", "seeds per method and grid (0 = the table's: 5 for tb, 3 otherwise)", "smoke run: 1 seed, 1/20 of the reward calls, 2000 evaluation samples")
 	out := fs.String("out", "", "output directory (default runs/bench-grid-<table>)")
 	evalSamples := fs.Int("eval-samples", 0, "fresh Student samples for the empirical L1 (0 = 100000, 2000 with --quick)")
 	grids := fs.String("grids", "", "comma-separated subset of grids, like d2H128,d4H16")
@@ -154,15 +158,16 @@ type tableFlags struct {
 	slurm                  *slurmFlags
 }
 
-// addTableFlags defines them; seedsHelp and quickHelp are the table's.
-func addTableFlags(fs *flag.FlagSet, seedsHelp, quickHelp string) tableFlags {
+// addTableFlags defines them; seedsHelp and quickHelp are the table's,
+// rows the name of its rows' flag ("methods", "objectives").
+func addTableFlags(fs *flag.FlagSet, rows, seedsHelp, quickHelp string) tableFlags {
 	return tableFlags{
 		seeds:   fs.Int("seeds", 0, seedsHelp),
 		jobs:    fs.Int("jobs", runtime.NumCPU(), "runs at a time (each with GOMAXPROCS = cores / jobs unless GOMAXPROCS is set)"),
 		quick:   fs.Bool("quick", false, quickHelp),
 		collect: fs.Bool("collect-only", false, "run nothing: aggregate the runs already finished"),
 		status:  fs.Bool("status", false, "run nothing: list every run of the table in --out and where it stands (finished, the step its checkpoint records, not started) with the time left estimated from finished runs of the same kind"),
-		methods: fs.String("methods", "", "comma-separated subset of the table's methods (rows)"),
+		methods: fs.String(rows, "", "comma-separated subset of the table's "+rows+" (rows)"),
 		slurm:   addSlurmFlags(fs),
 	}
 }
@@ -272,7 +277,7 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	fs := newFlagSet("bench diffusion", "Run every method × task × seed of one of the paper's diffusion-sampler tables as separate gfn\ntrain processes, --jobs at a time, into --out/<table>/<task>-<method>-seed<S>. Resumable: a run\nwith a summary.json is skipped, one with a checkpoint and no summary is continued with gfn\ntrain --resume (checkpoints every 500 iterations), others start afresh. Then writes\nresults.csv, results.md (mean ± std next to the paper's numbers) and figures/ to --out/<table>,\nfrom every finished run of the table there (a --methods or --tasks subset keeps the others'\nrows). A run whose final ELBO is more than 1 nat below its first evaluation's (step 0, after\none iteration) diverged: it is left out of the means, stds and mean curves, counted as \"+N\ndiverged\" and named with its iteration in results.md, and kept in results.csv (start_elbo,\ndiverged_at). Tables: main (Table 2: smc, ggns, pis, tb, eps, prt, per, teacher on 25gmm and\nmanywell), alpha (teacher with alpha 0 and 0.5; alpha 0.5 copies main's finished teacher runs,\nthe same command), local-search (per and teacher with --ls on manywell), passes (per and\nteacher with --buffer-passes, the authors' stale buffer draws, on 25gmm; not in the paper),\nsuite (tb, eps, prt, per, teacher, pis on funnel, gmm40, gmm40-50d, mos and lgcp, each at its\ndefault preset, with EMC, |delta log Z| and MMD and the published numbers of Sendera et al. 2024).")
 	table := fs.String("table", "main", "table to reproduce: "+strings.Join(names, ", ")+" (main is the paper's Table 2)")
-	tf := addTableFlags(fs, "seeds per method and task (0 = the paper's 5; 1 with --quick)", "smoke run: 1 seed, 40 iterations of 64 trajectories of 20 steps, width 64, small evaluations")
+	tf := addTableFlags(fs, "methods", "seeds per method and task (0 = the paper's 5; 1 with --quick)", "smoke run: 1 seed, 40 iterations of 64 trajectories of 20 steps, width 64, small evaluations")
 	out := fs.String("out", filepath.Join("runs", "bench-diffusion"), "root output directory: the table's runs and results go to <out>/<table>")
 	tasks := fs.String("tasks", "", "comma-separated tasks ("+strings.Join(slices.Concat(bench.DiffusionTasks, bench.SuiteTasks), ", ")+"; default the table's)")
 	preset := fs.String("preset", "", "training settings of every task (default: each task's default preset: paper for 25gmm and manywell, which reproduces the paper's table; sendera for funnel and lgcp; blessing for gmm40, gmm40-50d and mos); reference is the released code's")
@@ -308,4 +313,43 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	rep := bench.DiffusionReport{Command: strings.Join(append([]string{"gfn bench diffusion"}, args...), " ")}
 	return benchTable(ctx, []string{"bench", "diffusion"}, fs, tf, &o.Out, func() bench.Table { return bench.DiffusionRun{T: t, O: o, Report: rep} }, stdout, stderr)
+}
+
+func runBenchObjectives(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var names []string
+	for _, t := range bench.ObjectiveTasks {
+		names = append(names, t.Name)
+	}
+	fs := newFlagSet("bench objectives", "Train every objective of each task's family without and with the Teacher (grid and diffusion: tb and\nteacher; sequences: per and teacher-per), each task × objective × method × seed as a gfn train\nprocess, --jobs at a time, into <out>/objectives. Resumable like the other tables. Then writes\nresults.csv and results.md (per task, mean ± std over seeds of what its family measures).\nTasks: "+strings.Join(names, ", ")+" (the grids at the paper's budgets, the diffusion samplers' paper\npreset); the sequence tasks' db and subtb rows use the mlp policy, whose flow head they need.")
+	tf := addTableFlags(fs, "objectives", "seeds per task, objective and method (0 = 3; 1 with --quick)", "smoke run: 1 seed at each task's smoke budget")
+	out := fs.String("out", filepath.Join("runs", "bench-objectives"), "root output directory: the runs and results go to <out>/objectives")
+	tasks := fs.String("tasks", "", "comma-separated tasks (default all: "+strings.Join(names, ", ")+")")
+	if err := tf.parse(fs, args, stdout); err != nil {
+		if errors.Is(err, errHelp) {
+			return nil
+		}
+		return err
+	}
+	o := bench.ObjectivesOptions{Out: *out, Seeds: *tf.seeds, Quick: *tf.quick, CollectOnly: *tf.collect}
+	if *tasks != "" {
+		for _, k := range strings.Split(*tasks, ",") {
+			if _, err := bench.ObjectiveTaskByName(strings.TrimSpace(k)); err != nil {
+				return usagef("task %q is not in the objectives table (allowed: %s)", k, strings.Join(names, ", "))
+			}
+			o.Tasks = append(o.Tasks, strings.TrimSpace(k))
+		}
+	}
+	var err error
+	if o.Objectives, err = tf.methodList(func(m string) error {
+		for _, t := range bench.ObjectiveTasks {
+			if slices.Contains(t.Objectives, m) {
+				return nil
+			}
+		}
+		return usagef("objective %q is in no task of the table (allowed: tb, db, subtb, vargrad, fm)", m)
+	}); err != nil {
+		return err
+	}
+	r := bench.ObjectivesRun{O: o, Command: strings.Join(append([]string{"gfn bench objectives"}, args...), " ")}
+	return benchTable(ctx, []string{"bench", "objectives"}, fs, tf, &o.Out, func() bench.Table { r.O.Out = o.Out; return r }, stdout, stderr)
 }

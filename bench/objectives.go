@@ -1,0 +1,320 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gfngo/gfn/biochem"
+)
+
+// ObjectiveTask is one task of the objectives table: its gfn train
+// arguments at the paper's budget and at a --quick one, the objectives it
+// takes, and the method without and with the Teacher.
+type ObjectiveTask struct {
+	Name string
+	// Args and Quick are the task's arguments (without method, objective
+	// and seed) for a full run and a smoke run.
+	Args, Quick []string
+	Objectives  []string
+	// Without and With are the --method of the rows without and with the
+	// Teacher (the sequences replay by loss in both, as the paper's
+	// Teacher + PER row).
+	Without, With string
+	// Extra are further arguments of an objective's runs (the sequence
+	// tasks' db and subtb need the mlp policy's flow head).
+	Extra map[string][]string
+}
+
+// seqObjectiveTask is a sequence task of the objectives table.
+func seqObjectiveTask(name string) ObjectiveTask {
+	t, err := biochem.Named(name)
+	if err != nil {
+		panic("bench: " + err.Error())
+	}
+	rounds, every, samples := biochemQuick(t.Settings())
+	mlp := []string{"--policy", "mlp"}
+	return ObjectiveTask{Name: name, Args: []string{"--task", name},
+		Quick:      []string{"--task", name, "--rounds", strconv.Itoa(rounds), "--eval-every", strconv.Itoa(every), "--eval-samples", strconv.Itoa(samples)},
+		Objectives: []string{"tb", "db", "subtb", "vargrad"}, Without: "per", With: "teacher-per",
+		Extra: map[string][]string{"db": mlp, "subtb": mlp}}
+}
+
+// ObjectiveTasks are the objectives table's tasks, in the order they run:
+// the grids at the paper's budgets, the diffusion samplers' paper preset,
+// TFbind8 and QM9str. Only the objectives each family has run.
+var ObjectiveTasks = []ObjectiveTask{
+	{Name: "d2H128", Args: []string{"--dim", "2", "--side", "128"},
+		Quick:      []string{"--dim", "2", "--side", "128", "--reward-calls", "4800", "--eval-samples", "2000"},
+		Objectives: []string{"tb", "db", "subtb", "vargrad", "fm"}, Without: "tb", With: "teacher"},
+	{Name: "d4H16", Args: []string{"--dim", "4", "--side", "16"},
+		Quick:      []string{"--dim", "4", "--side", "16", "--reward-calls", "4800", "--eval-samples", "2000"},
+		Objectives: []string{"tb", "db", "subtb", "vargrad", "fm"}, Without: "tb", With: "teacher"},
+	{Name: "25gmm", Args: []string{"--task", "25gmm", "--preset", "paper"},
+		Quick:      append([]string{"--task", "25gmm", "--preset", "paper"}, quickDiffusionArgs...),
+		Objectives: []string{"tb", "vargrad"}, Without: "tb", With: "teacher"},
+	{Name: "manywell", Args: []string{"--task", "manywell", "--preset", "paper"},
+		Quick:      append([]string{"--task", "manywell", "--preset", "paper"}, quickDiffusionArgs...),
+		Objectives: []string{"tb", "vargrad"}, Without: "tb", With: "teacher"},
+	seqObjectiveTask("tfbind8"),
+	seqObjectiveTask("qm9str"),
+}
+
+// ObjectivesOptions shape a run of the objectives table.
+type ObjectivesOptions struct {
+	Out         string // the root directory: runs and results go to Out/objectives
+	Seeds       int    // 0: 3 (1 with Quick)
+	Quick       bool   // 1 seed and each task's smoke budget
+	Tasks       []string
+	Objectives  []string
+	CollectOnly bool
+}
+
+// ObjectivesRun is the objectives table as RunTable takes it: every
+// objective of every task, without and with the Teacher.
+type ObjectivesRun struct {
+	O       ObjectivesOptions
+	Command string // the command line, quoted in results.md
+}
+
+// Name is "bench objectives".
+func (r ObjectivesRun) Name() string { return "bench objectives" }
+
+// Dir is Out/objectives.
+func (r ObjectivesRun) Dir() string { return filepath.Join(r.O.Out, "objectives") }
+
+// Seeds is the seeds asked.
+func (r ObjectivesRun) Seeds() int { return r.seeds() }
+
+func (r ObjectivesRun) seeds() int {
+	switch {
+	case r.O.Seeds > 0:
+		return r.O.Seeds
+	case r.O.Quick:
+		return 1
+	}
+	return 3
+}
+
+// ObjectiveTaskByName finds a task of the table.
+func ObjectiveTaskByName(name string) (ObjectiveTask, error) {
+	return tableByName(ObjectiveTasks, name, func(t ObjectiveTask) string { return t.Name })
+}
+
+// Jobs lists the asked runs, seed by seed.
+func (r ObjectivesRun) Jobs() ([]Job, error) {
+	var jobs []Job
+	for s := range r.seeds() {
+		for _, t := range ObjectiveTasks {
+			if len(r.O.Tasks) > 0 && !slices.Contains(r.O.Tasks, t.Name) {
+				continue
+			}
+			for _, obj := range t.Objectives {
+				if len(r.O.Objectives) > 0 && !slices.Contains(r.O.Objectives, obj) {
+					continue
+				}
+				for _, m := range []string{t.Without, t.With} {
+					jobs = append(jobs, r.job(t, obj, m, s))
+				}
+			}
+		}
+	}
+	return jobs, nil
+}
+
+// All lists every run of the table for the seeds asked.
+func (r ObjectivesRun) All() ([]Job, error) {
+	all := ObjectivesRun{O: ObjectivesOptions{Out: r.O.Out, Seeds: r.O.Seeds, Quick: r.O.Quick}}
+	return all.Jobs()
+}
+
+// job is one run: task t, objective obj, method m, seed s.
+func (r ObjectivesRun) job(t ObjectiveTask, obj, m string, s int) Job {
+	dir := filepath.Join(r.Dir(), fmt.Sprintf("%s-%s-%s-seed%d", t.Name, obj, m, s))
+	args := []string{"train"}
+	if r.O.Quick {
+		args = append(args, t.Quick...)
+	} else {
+		args = append(args, t.Args...)
+	}
+	args = append(args, "--objective", obj, "--method", m)
+	args = append(args, t.Extra[obj]...)
+	args = append(args, "--seed", strconv.Itoa(s), "--out", dir, "--quiet")
+	return Job{Label: fmt.Sprintf("%s %s %s", t.Name, obj, m), Seed: s, Dir: dir, Args: args}
+}
+
+// objectiveResult is one finished run's final numbers (NaN: not
+// measured by its family).
+type objectiveResult struct {
+	task, objective, method string
+	seed                    int
+	modes, modesTotal       float64
+	l1, logZErr             float64 // the grid's exact (or empirical) L1; |log Z estimate − true log Z|
+	elbo, eubo              float64
+	wall                    float64
+}
+
+// objectiveSummary holds the keys the objectives table reads of any
+// family's summary.json.
+type objectiveSummary struct {
+	ModesFound   *float64 `json:"modes_found"`
+	ModesTotal   *float64 `json:"modes_total"`
+	LogZ         *float64 `json:"log_z"`
+	TrueLogZ     *float64 `json:"true_log_z"`
+	ELBO         *float64 `json:"elbo"`
+	EUBO         *float64 `json:"eubo"`
+	EmpiricalL1  *float64 `json:"empirical_l1"`
+	WallSeconds  float64  `json:"wall_seconds"`
+	StudentExact *struct {
+		L1 float64 `json:"l1"`
+	} `json:"student_exact"`
+}
+
+// collect reads the finished runs of jobs.
+func (r ObjectivesRun) collect(jobs []Job) ([]objectiveResult, error) {
+	var rs []objectiveResult
+	val := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	for _, j := range jobs {
+		b, err := os.ReadFile(filepath.Join(j.Dir, "summary.json"))
+		if err != nil {
+			continue // not finished
+		}
+		var s objectiveSummary
+		if err := json.Unmarshal(b, &s); err != nil {
+			return nil, fmt.Errorf("bench: %s: %w", j.Dir, err)
+		}
+		f := strings.Fields(j.Label)
+		res := objectiveResult{task: f[0], objective: f[1], method: f[2], seed: j.Seed,
+			modes: val(s.ModesFound), modesTotal: val(s.ModesTotal), elbo: val(s.ELBO), eubo: val(s.EUBO),
+			l1: val(s.EmpiricalL1), logZErr: math.Abs(val(s.LogZ) - val(s.TrueLogZ)), wall: s.WallSeconds}
+		if s.StudentExact != nil {
+			res.l1 = s.StudentExact.L1
+		}
+		rs = append(rs, res)
+	}
+	return rs, nil
+}
+
+// Write aggregates the finished runs into results.csv and results.md.
+func (r ObjectivesRun) Write() (string, []string, error) {
+	all, err := r.All()
+	if err != nil {
+		return "", nil, err
+	}
+	rs, err := r.collect(all)
+	if err != nil {
+		return "", nil, err
+	}
+	cell := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', 10, 64)
+	}
+	writeCSV := func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write([]string{"task", "objective", "method", "seed", "modes_found", "modes_total", "l1", "log_z_err", "elbo", "eubo", "wall_seconds"})
+		for _, x := range rs {
+			cw.Write([]string{x.task, x.objective, x.method, strconv.Itoa(x.seed), cell(x.modes), cell(x.modesTotal), cell(x.l1),
+				cell(x.logZErr), cell(x.elbo), cell(x.eubo), cell(x.wall)})
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	var md bytes.Buffer
+	r.markdown(&md, rs)
+	if err := writeResults(r.Dir(), writeCSV, md.String()); err != nil {
+		return "", nil, err
+	}
+	return md.String(), []string{"results.csv", "results.md"}, nil
+}
+
+// markdown writes one table per task: each objective without and with the
+// Teacher, mean ± std over the seeds of the numbers the task's family
+// measures.
+func (r ObjectivesRun) markdown(w io.Writer, rs []objectiveResult) {
+	fmt.Fprintf(w, "# Objectives, with and without the Teacher\n\n")
+	if r.O.Quick {
+		fmt.Fprintf(w, "**--quick: one seed at a smoke budget (a fraction of the paper's); these numbers test the pipeline, not the objectives.**\n\n")
+	}
+	if r.Command != "" {
+		fmt.Fprintf(w, "`%s`; mean ± std over the finished seeds (their count in brackets).\n\n", r.Command)
+	}
+	for _, t := range ObjectiveTasks {
+		var rows []objectiveResult
+		for _, x := range rs {
+			if x.task == t.Name {
+				rows = append(rows, x)
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		cols := []struct {
+			name string
+			get  func(objectiveResult) float64
+			prec int
+		}{
+			{"modes found", func(x objectiveResult) float64 { return x.modes }, 1},
+			{"L1", func(x objectiveResult) float64 { return x.l1 }, 5},
+			{"ELBO", func(x objectiveResult) float64 { return x.elbo }, 3},
+			{"EUBO", func(x objectiveResult) float64 { return x.eubo }, 3},
+			{"log Z error", func(x objectiveResult) float64 { return x.logZErr }, 3},
+		}
+		var used []int
+		for i, c := range cols {
+			if slices.ContainsFunc(rows, func(x objectiveResult) bool { return !math.IsNaN(c.get(x)) }) {
+				used = append(used, i)
+			}
+		}
+		fmt.Fprintf(w, "## %s\n\n| objective | method |", t.Name)
+		for _, i := range used {
+			fmt.Fprintf(w, " %s |", cols[i].name)
+		}
+		fmt.Fprintf(w, " wall per run |\n|---|---|%s---|\n", strings.Repeat("---|", len(used)))
+		for _, obj := range t.Objectives {
+			for _, m := range []string{t.Without, t.With} {
+				var sel []objectiveResult
+				for _, x := range rows {
+					if x.objective == obj && x.method == m {
+						sel = append(sel, x)
+					}
+				}
+				if len(sel) == 0 {
+					continue
+				}
+				fmt.Fprintf(w, "| %s | %s (%d) |", obj, m, len(sel))
+				for _, i := range used {
+					var v []float64
+					for _, x := range sel {
+						if g := cols[i].get(x); !math.IsNaN(g) {
+							v = append(v, g)
+						}
+					}
+					mean, std := meanStd(v)
+					fmt.Fprintf(w, " %.*f ± %.*f |", cols[i].prec, mean, cols[i].prec, std)
+				}
+				var wall []float64
+				for _, x := range sel {
+					wall = append(wall, x.wall)
+				}
+				mw, _ := meanStd(wall)
+				fmt.Fprintf(w, " %s |\n", fmtDuration(mw))
+			}
+		}
+		fmt.Fprintln(w)
+	}
+}

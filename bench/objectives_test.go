@@ -1,0 +1,53 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestObjectivesTableQuick runs a slice of the objectives table at its
+// smoke budget with the gfn binary: a grid objective and a sequence one,
+// each without and with the Teacher, then the table is written and a
+// second pass has nothing left to run.
+func TestObjectivesTableQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds gfn and trains")
+	}
+	bin := gfnBinary(t)
+	out := t.TempDir()
+	r := ObjectivesRun{O: ObjectivesOptions{Out: out, Quick: true, Tasks: []string{"d2H128", "tfbind8"}, Objectives: []string{"subtb"}}}
+	jobs, err := r.Jobs()
+	if err != nil || len(jobs) != 4 {
+		t.Fatalf("%d jobs (%v), want 4: d2H128 and tfbind8 × subtb × without and with the Teacher", len(jobs), err)
+	}
+	for i, j := range jobs {
+		// The smoke budget of the grid is still 300 iterations: cut it.
+		if strings.Contains(j.Label, "d2H128") {
+			jobs[i].Args = append(jobs[i].Args, "--reward-calls", "320", "--eval-samples", "100")
+		}
+	}
+	run := ExecRunner(bin, filepath.Join(out, "logs"), os.Environ())
+	if runErr, err := runJobs(context.Background(), r.Name(), r.Dir(), jobs, LaneOptions{Lanes: 2}, run, io.Discard); err != nil || runErr != nil {
+		t.Fatalf("runs: %v, %v", err, runErr)
+	}
+	md, files, err := r.Write()
+	if err != nil || len(files) != 2 {
+		t.Fatalf("write: %v %v", files, err)
+	}
+	for _, want := range []string{"## d2H128", "## tfbind8", "| subtb | tb (1) |", "| subtb | teacher (1) |", "| subtb | teacher-per (1) |", "--quick: one seed"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("results.md lacks %q:\n%s", want, md)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(r.Dir(), "results.csv"))
+	if n := strings.Count(string(b), "\n"); n != 5 {
+		t.Errorf("results.csv has %d lines, want a header and 4 runs:\n%s", n, b)
+	}
+	if st := Status(jobs, 1); len(st) != 4 {
+		t.Errorf("status lists %d runs", len(st))
+	}
+}
