@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 
+	"github.com/gfngo/gfn/internal/cpusim"
 	"github.com/gfngo/gfn/internal/kernel"
 )
 
@@ -89,9 +90,10 @@ func (p Precision) Check() error {
 	return fmt.Errorf("nn: precision %d is unknown", uint8(p))
 }
 
-// hasBF16 is kernel.HasBF16; tests replace it to see the refusal on a CPU
+// hasBF16 is kernel.HasBF16 unless cpusim.NoBF16 is set; tests replace it
+// (or set cpusim.NoBF16, from other packages) to see the refusal on a CPU
 // that has the instructions.
-var hasBF16 = kernel.HasBF16
+var hasBF16 = func() bool { return !cpusim.NoBF16.Load() && kernel.HasBF16() }
 
 // gemm is kernel.Gemm or kernel.GemmBF16, as p selects.
 func (p Precision) gemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {

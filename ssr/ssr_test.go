@@ -332,11 +332,18 @@ func TestLogitsDoNotDependOnTheBatch(t *testing.T) {
 	}
 }
 
-func logitsDoNotDependOnTheBatch(t *testing.T, hidden, embed int) {
+// logitsDoNotDependOnTheBatch checks a model of these widths, in precision
+// prec[0] if given.
+func logitsDoNotDependOnTheBatch(t *testing.T, hidden, embed int, prec ...nn.Precision) {
 	env := seqEnv(t, 4, 6, false, nil)
 	w := env.StateLen()
 	rng := rand.New(rand.NewPCG(5, 6))
 	m := New(env, env, "", hidden, embed, rng)
+	for _, p := range prec {
+		if err := m.SetPrecision(p); err != nil {
+			t.Fatal(err)
+		}
+	}
 	all := nonTerminal(env, 400)
 	n := len(all) / w
 	batch := make([]int32, 0, 3*n*w)
