@@ -59,6 +59,10 @@ var DiffusionSpeedCases = []DiffusionSpeedCase{
 	// network of width 64, batch 300, T = 100 (issue 43's speed question).
 	{"diffusion lgcp tb (sendera)", "lgcp", diffusion.MethodTB, false, "sendera"},
 	{"diffusion lgcp teacher, steady (sendera)", "lgcp", diffusion.MethodTeacher, true, "sendera"},
+	// The paper preset's Teacher (PIS network: width 64 on 25gmm, 256 on
+	// manywell; batch 300), whose runs the paper's diffusion table takes.
+	{"diffusion 25gmm teacher, steady (paper)", "25gmm", diffusion.MethodTeacher, true, "paper"},
+	{"diffusion manywell teacher, steady (paper)", "manywell", diffusion.MethodTeacher, true, "paper"},
 }
 
 // DiffusionSpeedOptions size the measurement.
@@ -69,11 +73,14 @@ type DiffusionSpeedOptions struct {
 	// Batch, Hidden and Steps replace the case's preset's (reference:
 	// 500, 256, 100) when positive (tests use small ones).
 	Batch, Hidden, Steps int
+	// Precision is the networks' (diffusion.Config.Precision).
+	Precision nn.Precision
 }
 
 // DiffusionSpeedResult is the timing of one diffusion case.
 type DiffusionSpeedResult struct {
 	Case                 DiffusionSpeedCase
+	Precision            nn.Precision
 	Batch, Hidden, Steps int
 	Iterations           int
 	MedianMs, MeanMs     float64 // per timed iteration
@@ -108,7 +115,7 @@ func DiffusionSpeed(ctx context.Context, c DiffusionSpeedCase, o DiffusionSpeedO
 	if err != nil {
 		return DiffusionSpeedResult{}, err
 	}
-	cfg.Method, cfg.Seed = c.Method, o.Seed
+	cfg.Method, cfg.Seed, cfg.Precision = c.Method, o.Seed, o.Precision
 	cfg.Iterations = o.Warmup + o.Iterations
 	// The learning-rate milestones count from the end of a full run: a
 	// timing of a few iterations has none (they do not change its cost).
@@ -122,7 +129,7 @@ func DiffusionSpeed(ctx context.Context, c DiffusionSpeedCase, o DiffusionSpeedO
 	if o.Steps > 0 {
 		cfg.Steps = o.Steps
 	}
-	r := DiffusionSpeedResult{Case: c, Batch: cfg.Batch, Hidden: cfg.Net.Hidden, Steps: cfg.Steps, Iterations: o.Iterations,
+	r := DiffusionSpeedResult{Case: c, Precision: o.Precision, Batch: cfg.Batch, Hidden: cfg.Net.Hidden, Steps: cfg.Steps, Iterations: o.Iterations,
 		GFLOPPerIter: math.NaN(), GFLOPS: math.NaN(), PeakRSSMiB: math.NaN()}
 	if r.Hidden == 0 {
 		r.Hidden = timenet.DefaultHidden
@@ -357,7 +364,7 @@ func WriteDiffusionSpeedTable(w io.Writer, rs []DiffusionSpeedResult) {
 		if !math.IsNaN(r.GFLOPS) {
 			gf, gfs = fmt.Sprintf("%.1f", r.GFLOPPerIter), fmt.Sprintf("%.1f", r.GFLOPS)
 		}
-		fmt.Fprintf(w, "| %s | %d × %d, %d | %.0f | %.0f | %s | %s | %s |\n", r.Case.Name, r.Batch, r.Steps, r.Hidden, r.MedianMs, r.MeanMs, gf, gfs, rss)
+		fmt.Fprintf(w, "| %s | %d × %d, %d | %.0f | %.0f | %s | %s | %s |\n", withPrecision(r.Case.Name, r.Precision), r.Batch, r.Steps, r.Hidden, r.MedianMs, r.MeanMs, gf, gfs, rss)
 	}
 	iters := 0
 	if len(rs) > 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gfngo/gfn/env/hypergrid"
 	"github.com/gfngo/gfn/internal/kernel"
+	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/train"
 	"golang.org/x/sys/cpu"
 )
@@ -35,6 +36,7 @@ var SpeedCases = []SpeedCase{
 // SpeedResult is the timing of one case.
 type SpeedResult struct {
 	Case              SpeedCase
+	Precision         nn.Precision
 	EarlyMs, LateMs   float64 // median ms per iteration
 	EarlyLen, LateLen float64 // mean trajectory length in the timed iterations
 	LateStep          int     // the iteration the late window starts at
@@ -45,6 +47,8 @@ type SpeedOptions struct {
 	Iterations int // timed iterations per window (default 100)
 	LateStep   int // where the late window starts (default 2000)
 	Seed       uint64
+	// Precision is the policies' (train.Config.Precision).
+	Precision nn.Precision
 }
 
 // Speed times Iterations training iterations from a fresh start and again
@@ -61,7 +65,7 @@ func Speed(ctx context.Context, c SpeedCase, o SpeedOptions) (SpeedResult, error
 		return SpeedResult{}, err
 	}
 	cfg := train.DefaultConfig()
-	cfg.Method, cfg.Seed = c.Method, o.Seed
+	cfg.Method, cfg.Seed, cfg.Precision = c.Method, o.Seed, o.Precision
 	cfg.RewardCalls = (o.LateStep + o.Iterations) * cfg.Batch
 	t, err := train.New(env, cfg)
 	if err != nil {
@@ -85,7 +89,7 @@ func Speed(ctx context.Context, c SpeedCase, o SpeedOptions) (SpeedResult, error
 		sort.Float64s(d)
 		return d[len(d)/2], l / float64(o.Iterations), nil
 	}
-	r := SpeedResult{Case: c, LateStep: o.LateStep}
+	r := SpeedResult{Case: c, Precision: o.Precision, LateStep: o.LateStep}
 	if r.EarlyMs, r.EarlyLen, err = window(); err != nil {
 		return r, err
 	}
@@ -137,6 +141,14 @@ func WriteSpeedTable(w io.Writer, rs []SpeedResult) {
 	fmt.Fprintln(w, "| configuration | ms/iter early | mean length early | ms/iter late (from step) | mean length late |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, r := range rs {
-		fmt.Fprintf(w, "| %s | %.2f | %.1f | %.2f (%d) | %.1f |\n", r.Case.Name, r.EarlyMs, r.EarlyLen, r.LateMs, r.LateStep, r.LateLen)
+		fmt.Fprintf(w, "| %s | %.2f | %.1f | %.2f (%d) | %.1f |\n", withPrecision(r.Case.Name, r.Precision), r.EarlyMs, r.EarlyLen, r.LateMs, r.LateStep, r.LateLen)
 	}
+}
+
+// withPrecision is a row's name: the case's, with ", bf16" unless fp32.
+func withPrecision(name string, p nn.Precision) string {
+	if p == nn.FP32 {
+		return name
+	}
+	return name + ", " + p.String()
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/gfngo/gfn/bench"
 	"github.com/gfngo/gfn/diffusion"
+	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/safefile"
 )
 
@@ -60,10 +62,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func runBenchSpeed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("bench speed", "Time training iterations (median ms) from a fresh start and after --late-step\niterations, for grid d2 H128 tb and teacher and grid d4 H32 teacher; then the diffusion\nsamplers (reference preset: batch 500, T = 100, width 256) with tb and teacher on 25gmm and\nmanywell, the teacher also in the steady state (every state above the threshold, as once the\nStudent has learned): median and mean ms per iteration, GFLOP/s of the network passes and peak RSS.\nPrints the machine's CPU features and kernels, and Markdown tables.")
+	fs := newFlagSet("bench speed", "Time training iterations (median ms) from a fresh start and after --late-step\niterations, for grid d2 H128 tb and teacher and grid d4 H32 teacher; then the diffusion\nsamplers (reference preset: batch 500, T = 100, width 256) with tb and teacher on 25gmm and\nmanywell, the teacher also in the steady state (every state above the threshold, as once the\nStudent has learned), and the teacher of the paper preset: median and mean ms per iteration,\nGFLOP/s of the network passes and peak RSS; then the Teacher + PER round of sehstr and qm9str.\nWith --precision fp32,bf16 every row runs in both precisions back to back, and --repeat N\ntimes over (interleaved), the best of N shown, with the fp32/bf16 ratios (the grid's per\ntrajectory step of the late window, whose lengths depend on the training).\nPrints the machine's CPU features and kernels, and Markdown tables.")
 	iters := fs.Int("iterations", 100, "timed iterations per window (>= 1)")
 	late := fs.Int("late-step", 2000, "iteration at which the late window starts")
 	diffIters := fs.Int("diffusion-iterations", 8, "timed iterations of each diffusion case, after 4 of warm-up (0 = no diffusion rows)")
+	seqRounds := fs.Int("seq-rounds", 6, "timed rounds of each sequence case, after 6 of warm-up (0 = no sequence rows)")
+	precs := fs.String("precision", "fp32", "comma-separated precisions of the networks' hidden-layer products to time each row in: fp32, bf16")
+	repeat := fs.Int("repeat", 1, "times every row is timed, interleaved with the other precisions; the best (least median ms) is shown")
+	only := fs.String("cases", "", "regular expression: time only the rows whose name matches (empty = all)")
 	seed := fs.Uint64("seed", 0, "random seed")
 	if err := parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
@@ -71,34 +77,161 @@ func runBenchSpeed(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		return err
 	}
-	if *iters < 1 || *late < 0 || *diffIters < 0 {
-		return usagef("iterations %d must be >= 1, late-step %d >= 0 and diffusion-iterations %d >= 0", *iters, *late, *diffIters)
+	if *iters < 1 || *late < 0 || *diffIters < 0 || *seqRounds < 0 || *repeat < 1 {
+		return usagef("iterations %d must be >= 1, late-step %d >= 0, diffusion-iterations %d and seq-rounds %d >= 0, repeat %d >= 1", *iters, *late, *diffIters, *seqRounds, *repeat)
+	}
+	var ps []nn.Precision
+	for _, name := range strings.Split(*precs, ",") {
+		p, err := nn.ParsePrecision(strings.TrimSpace(name))
+		if err != nil {
+			return usageError{err}
+		}
+		if err := p.Check(); err != nil {
+			return err
+		}
+		if !slices.Contains(ps, p) {
+			ps = append(ps, p)
+		}
+	}
+	match, err := regexp.Compile(*only)
+	if err != nil {
+		return usagef("cases %q: %v", *only, err)
 	}
 	fmt.Fprintf(stdout, "machine: %s\n\n", bench.Machine())
+	// timeAll runs every case in every precision, repeat times over, and
+	// keeps each case's and precision's best and every run's key time.
+	type key struct {
+		c int
+		p nn.Precision
+	}
+	timeAll := func(n int, name func(int) string, run func(i int, p nn.Precision) (ms float64, err error)) (map[key][]float64, error) {
+		times := map[key][]float64{}
+		for r := range *repeat {
+			for i := range n {
+				if !match.MatchString(name(i)) {
+					continue
+				}
+				for _, p := range ps {
+					fmt.Fprintf(stderr, "timing %s, %s (%d of %d)...\n", name(i), p, r+1, *repeat)
+					ms, err := run(i, p)
+					if err != nil {
+						return nil, err
+					}
+					times[key{i, p}] = append(times[key{i, p}], ms)
+				}
+			}
+		}
+		return times, nil
+	}
+	var ratios []string
+	ratio := func(name string, t map[key][]float64, i int) {
+		if len(ps) < 2 || len(t[key{i, nn.FP32}]) == 0 {
+			return
+		}
+		a, b := t[key{i, nn.FP32}], t[key{i, nn.BF16}]
+		paired := make([]float64, len(a))
+		for j := range a {
+			paired[j] = a[j] / b[j]
+		}
+		slices.Sort(paired)
+		med := paired[len(paired)/2]
+		if len(paired)%2 == 0 {
+			med = (paired[len(paired)/2-1] + med) / 2
+		}
+		ratios = append(ratios, fmt.Sprintf("| %s | %.3g | %.3g | %.2f | %.2f (%.2f–%.2f, n=%d) |", name, slices.Min(a), slices.Min(b),
+			slices.Min(a)/slices.Min(b), med, paired[0], paired[len(paired)-1], len(paired)))
+	}
+
+	best := map[key]bench.SpeedResult{}
+	gridName := func(i int) string { return bench.SpeedCases[i].Name }
+	gt, err := timeAll(len(bench.SpeedCases), gridName, func(i int, p nn.Precision) (float64, error) {
+		// The late window's trajectories are as long as the run has
+		// learned to make them, which the precision changes: the measure
+		// is the time per step of the batch's trajectories.
+		r, err := bench.Speed(ctx, bench.SpeedCases[i], bench.SpeedOptions{Iterations: *iters, LateStep: *late, Seed: *seed, Precision: p})
+		perStep := r.LateMs / r.LateLen
+		if b, ok := best[key{i, p}]; err == nil && (!ok || perStep < b.LateMs/b.LateLen) {
+			best[key{i, p}] = r
+		}
+		return perStep, err
+	})
+	if err != nil {
+		return err
+	}
 	var rs []bench.SpeedResult
-	for _, c := range bench.SpeedCases {
-		fmt.Fprintf(stderr, "timing %s...\n", c.Name)
-		r, err := bench.Speed(ctx, c, bench.SpeedOptions{Iterations: *iters, LateStep: *late, Seed: *seed})
+	for i := range bench.SpeedCases {
+		for _, p := range ps {
+			if r, ok := best[key{i, p}]; ok {
+				rs = append(rs, r)
+			}
+		}
+		ratio(gridName(i)+" (late window, ms per trajectory step: ms/iter ÷ mean length)", gt, i)
+	}
+	if len(rs) > 0 {
+		bench.WriteSpeedTable(stdout, rs)
+	}
+	if *diffIters > 0 {
+		dbest := map[key]bench.DiffusionSpeedResult{}
+		name := func(i int) string { return bench.DiffusionSpeedCases[i].Name }
+		dt, err := timeAll(len(bench.DiffusionSpeedCases), name, func(i int, p nn.Precision) (float64, error) {
+			r, err := bench.DiffusionSpeed(ctx, bench.DiffusionSpeedCases[i], bench.DiffusionSpeedOptions{Iterations: *diffIters, Seed: *seed, Precision: p})
+			if b, ok := dbest[key{i, p}]; err == nil && (!ok || r.MedianMs < b.MedianMs) {
+				dbest[key{i, p}] = r
+			}
+			return r.MedianMs, err
+		})
 		if err != nil {
 			return err
 		}
-		rs = append(rs, r)
+		var ds []bench.DiffusionSpeedResult
+		for i := range bench.DiffusionSpeedCases {
+			for _, p := range ps {
+				if r, ok := dbest[key{i, p}]; ok {
+					ds = append(ds, r)
+				}
+			}
+			ratio(name(i), dt, i)
+		}
+		if len(ds) > 0 {
+			fmt.Fprintln(stdout)
+			bench.WriteDiffusionSpeedTable(stdout, ds)
+		}
 	}
-	bench.WriteSpeedTable(stdout, rs)
-	if *diffIters == 0 {
-		return nil
-	}
-	var ds []bench.DiffusionSpeedResult
-	for _, c := range bench.DiffusionSpeedCases {
-		fmt.Fprintf(stderr, "timing %s...\n", c.Name)
-		r, err := bench.DiffusionSpeed(ctx, c, bench.DiffusionSpeedOptions{Iterations: *diffIters, Seed: *seed})
+	if *seqRounds > 0 {
+		sbest := map[key]bench.SeqSpeedResult{}
+		name := func(i int) string { return bench.SeqSpeedCases[i].Name }
+		st, err := timeAll(len(bench.SeqSpeedCases), name, func(i int, p nn.Precision) (float64, error) {
+			r, err := bench.SeqSpeed(ctx, bench.SeqSpeedCases[i], bench.SeqSpeedOptions{Rounds: *seqRounds, Seed: *seed, Precision: p})
+			if b, ok := sbest[key{i, p}]; err == nil && (!ok || r.MedianMs < b.MedianMs) {
+				sbest[key{i, p}] = r
+			}
+			return r.MedianMs, err
+		})
 		if err != nil {
 			return err
 		}
-		ds = append(ds, r)
+		var ss []bench.SeqSpeedResult
+		for i := range bench.SeqSpeedCases {
+			for _, p := range ps {
+				if r, ok := sbest[key{i, p}]; ok {
+					ss = append(ss, r)
+				}
+			}
+			ratio(name(i), st, i)
+		}
+		if len(ss) > 0 {
+			fmt.Fprintln(stdout)
+			bench.WriteSeqSpeedTable(stdout, ss)
+		}
 	}
-	fmt.Fprintln(stdout)
-	bench.WriteDiffusionSpeedTable(stdout, ds)
+	if len(ratios) > 0 {
+		fmt.Fprintf(stdout, "\nfp32 against bf16 (%d runs each, interleaved; ms per iteration or round, median of each run):\n\n", *repeat)
+		fmt.Fprintln(stdout, "| configuration | fp32 best | bf16 best | ratio of bests | paired ratio median (range) |")
+		fmt.Fprintln(stdout, "|---|---|---|---|---|")
+		for _, l := range ratios {
+			fmt.Fprintln(stdout, l)
+		}
+	}
 	return nil
 }
 
