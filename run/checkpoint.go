@@ -55,6 +55,7 @@ type Header struct {
 	Every           int  `json:"eval_every"`
 	CheckpointEvery int  `json:"checkpoint_every"`
 	NoFigures       bool `json:"no_figures,omitempty"`
+	TensorBoard     bool `json:"tensorboard,omitempty"`
 	// Columns name the run.curve tensor's columns.
 	Columns []string `json:"columns"`
 	// MeanSums are the sums behind the next point's means, over

@@ -17,6 +17,7 @@ import (
 	"github.com/gfngo/gfn/progress"
 	"github.com/gfngo/gfn/safefile"
 	"github.com/gfngo/gfn/safetensors"
+	"github.com/gfngo/gfn/tfevents"
 )
 
 // Options control Drive's outputs, checkpoints and progress. The zero
@@ -44,6 +45,11 @@ type Options struct {
 	// with the units done; an error stops the run there (tests simulate
 	// a kill with it).
 	AfterCheckpoint func(done int) error
+	// TensorBoard, with an OutDir, also appends every curve point to a
+	// TensorBoard event file there (package tfevents): each column but
+	// the unit label as a scalar at the label's step. A resumed run keeps
+	// it on.
+	TensorBoard bool
 }
 
 // Summary holds the fields every family's summary.json shares; a
@@ -138,6 +144,7 @@ type driver struct {
 	meanCol        []int
 	lastPoint      int // units done at the last point; -1: none
 	checkpointed   int // units done at the last checkpoint written
+	tb             *tfevents.Writer
 }
 
 // Drive trains f from its current state to the end of its budget,
@@ -151,6 +158,11 @@ func Drive(ctx context.Context, f Family, opt Options) (*Outcome, error) {
 		return nil, err
 	}
 	d.h.Every, d.h.CheckpointEvery, d.h.NoFigures = d.cad.Every, opt.CheckpointEvery, opt.NoFigures
+	d.h.TensorBoard = opt.TensorBoard
+	if err := d.startLive(true); err != nil {
+		return nil, err
+	}
+	defer d.stopLive()
 	if d.cad.AtStart {
 		if err := d.point(); err != nil {
 			return nil, d.evalFailed(err)
@@ -213,6 +225,7 @@ func Resume(ctx context.Context, c *Checkpoint, f Family, opt Options) (*Outcome
 		opt.CheckpointEvery = h.CheckpointEvery
 	}
 	opt.NoFigures = opt.NoFigures || h.NoFigures
+	opt.TensorBoard = opt.TensorBoard || h.TensorBoard
 	d, err := newDriver(ctx, f, opt)
 	if err != nil {
 		return nil, err
@@ -230,6 +243,11 @@ func Resume(ctx context.Context, c *Checkpoint, f Family, opt Options) (*Outcome
 	if filepath.Clean(opt.OutDir) == filepath.Clean(dir) {
 		tidy(dir)
 	}
+	d.h.TensorBoard = opt.TensorBoard
+	if err := d.startLive(false); err != nil {
+		return nil, err
+	}
+	defer d.stopLive()
 	if h.EvalPending {
 		if err := d.point(); err != nil {
 			return nil, d.evalFailed(err)
@@ -404,7 +422,7 @@ func (d *driver) point() error {
 	clear(d.defd)
 	d.n = 0
 	d.lastPoint = done
-	return nil
+	return d.live(row)
 }
 
 // snapshot and undo save and restore every random stream.

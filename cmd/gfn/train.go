@@ -31,7 +31,7 @@ type trainCmd struct {
 
 	// The shared flags, their defaults set by the family's setup.
 	out, cpuprofile    string
-	quiet              bool
+	quiet, tensorboard bool
 	evalEvery, ckEvery int
 
 	// Set by the family's setup.
@@ -111,6 +111,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	c.fs.StringVar(&c.out, "out", "", "output directory (default runs/"+c.defaultOut()+")")
 	c.fs.String("resume", "", "continue the run checkpointed in this directory (its settings come from the checkpoint); with --"+c.budget+", a larger budget extends it, a finished run included")
 	c.fs.BoolVar(&c.quiet, "quiet", false, "no progress bar")
+	c.fs.BoolVar(&c.tensorboard, "tensorboard", false, "also write the curve as a TensorBoard event file (events.out.tfevents.*) into the output directory, a point at a time (tensorboard --logdir); a resumed run keeps it")
 	c.fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile of the run to this file (for go tool pprof)")
 	c.fs.IntVar(&c.ckEvery, "checkpoint-every", c.ckEvery, c.unit+"s between the checkpoints that --resume continues (0 = at the end, on Ctrl-C and on failures only); with --resume, the run's own unless given")
 	if err := parse(c.fs, args, stdout); err != nil {
@@ -141,7 +142,7 @@ func (c *trainCmd) defaultOut() string {
 
 // options are the driver's options from the shared flags.
 func (c *trainCmd) options(dir string) gfnrun.Options {
-	opt := gfnrun.Options{OutDir: dir, EvalEvery: c.evalEvery, CheckpointEvery: c.ckEvery}
+	opt := gfnrun.Options{OutDir: dir, EvalEvery: c.evalEvery, CheckpointEvery: c.ckEvery, TensorBoard: c.tensorboard}
 	if !c.quiet {
 		opt.Progress, opt.ProgressTTY = c.stderr, progress.IsTerminal(c.stderr)
 	}
@@ -277,7 +278,7 @@ func (c *trainCmd) addTaskFlag(help string) {
 
 // resumeFlags are the flags that still apply to a resumed run of any
 // family: where it goes, how it reports, and a reward program's command.
-var resumeFlags = []string{"resume", "out", "quiet", "cpuprofile", "reward-cmd", "reward-timeout"}
+var resumeFlags = []string{"resume", "out", "quiet", "cpuprofile", "tensorboard", "reward-cmd", "reward-timeout"}
 
 // checkResumeFlags returns a usage error naming the flags given beside
 // --resume that a resumed run would ignore (its settings come from its
