@@ -32,6 +32,8 @@ Commands:
   reward   print the score and reward of sequences of a sequence-design task
   bench    the paper's tables and speed: gfn bench grid|diffusion|biochem|speed (resumable
            runs, --status, --slurm)
+  view     a live dashboard of the runs under directories in the web browser: curves
+           overlaid, states, figures, summaries, bench tables (gfn view runs)
   migrate  convert run directories of an earlier gfn to this one's checkpoint format
   version  print gfn's version, the Go version and the source revision
   help     show this help, or "gfn help <command>" for a command's flags
@@ -65,6 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runBench(ctx, rest, stdout, stderr)
 	case "reward":
 		return runReward(rest, stdout)
+	case "view":
+		return runView(ctx, rest, stdout)
 	case "migrate":
 		return runMigrate(rest, stdout)
 	case "version", "--version", "-version":
@@ -77,7 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	default:
 		fmt.Fprint(stderr, topUsage)
-		return usagef("unknown command %q (allowed: train, sample, eval, reward, bench, migrate, version, help)", cmd)
+		return usagef("unknown command %q (allowed: train, sample, eval, reward, bench, view, migrate, version, help)", cmd)
 	}
 }
 
