@@ -346,7 +346,7 @@ func runBenchObjectives(ctx context.Context, args []string, stdout, stderr io.Wr
 				return nil
 			}
 		}
-		return usagef("objective %q is in no task of the table (allowed: tb, db, subtb, vargrad, fm)", m)
+		return usagef("objective %q is in no task of the table (allowed: tb, db, subtb, vargrad, fm, mdb)", m)
 	}); err != nil {
 		return err
 	}
