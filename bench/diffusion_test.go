@@ -512,3 +512,30 @@ func TestDiffusionDivergedRuns(t *testing.T) {
 		t.Errorf("figures %q, want %q (no samples of a method whose runs all diverged)", files, want)
 	}
 }
+
+// TestDiffusionBudgetOverride: --batch and --iterations replace every
+// preset's budget, the runs going to a directory of their own and a
+// finished run counted at the new length; smc keeps its own settings.
+func TestDiffusionBudgetOverride(t *testing.T) {
+	tab, err := DiffusionTableByName("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := DiffusionOptions{Out: "/r", Seeds: 1, Batch: 300, Iterations: 2000, Tasks: []string{"25gmm"}}
+	for _, j := range tab.Jobs(o) {
+		if !strings.HasPrefix(j.Dir, "/r/main-batch300-it2000/") {
+			t.Errorf("%s: directory %s", j.Method, j.Dir)
+		}
+		args := strings.Join(j.Args, " ")
+		override := strings.Contains(args, "--batch 300") && strings.Contains(args, "--iterations 2000")
+		if j.Method == "smc" || j.Method == "ggns" {
+			if override || j.Iterations != 0 {
+				t.Errorf("%s: %s (iterations %d)", j.Method, args, j.Iterations)
+			}
+			continue
+		}
+		if !override || j.Iterations != 2000 {
+			t.Errorf("%s: %s (iterations %d), want the override", j.Method, args, j.Iterations)
+		}
+	}
+}

@@ -180,6 +180,10 @@ type Evaluation struct {
 	Student  Metrics  `json:"student"`
 	Teacher  *Metrics `json:"teacher,omitempty"`
 	TrueLogZ *float64 `json:"true_log_z,omitempty"`
+	// The Student's suite metrics (EMC, |Δ log Z|, MMD) and the notes of
+	// those that failed.
+	SuiteMetrics
+	Notes []string `json:"notes,omitempty"`
 	// Weights are every sample's log weight, by agent and set.
 	Weights []Weights `json:"-"`
 }
@@ -212,6 +216,8 @@ func (t *Trainer) Evaluate(n int, rng *rand.Rand) (Evaluation, error) {
 		name := "student"
 		if i == 0 {
 			r.Student = m
+			wf, _ := ev.LogWeights()
+			r.SuiteMetrics, r.Notes = suiteMetrics(t.Energy, fresh, exact, wf, t.Proc.Dim)
 		} else {
 			name, r.Teacher = "teacher", &m
 		}

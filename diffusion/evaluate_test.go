@@ -44,6 +44,14 @@ func TestTrainerEvaluate(t *testing.T) {
 			t.Errorf("%s: ELBO %v > ELBO-IS %v", w.Agent, m.ELBO, m.ELBOIS)
 		}
 	}
+	if ev.DeltaLogZ == nil || ev.MMD == nil || ev.MMDSamples != 50 {
+		t.Errorf("suite metrics |Δ log Z| %v, MMD %v of %d samples: want both, of 50", ev.DeltaLogZ, ev.MMD, ev.MMDSamples)
+	} else if want := math.Abs(ev.Student.ELBOIS - 0); math.Abs(*ev.DeltaLogZ-want) > 1e-9 {
+		t.Errorf("|Δ log Z| %v, |ELBO-IS − log Z| %v", *ev.DeltaLogZ, want)
+	}
+	if _, mixture := any(energy.GMM25{}).(energy.Mixture); mixture != (ev.EMC != nil) {
+		t.Errorf("EMC %v for a mixture: %v", ev.EMC, mixture)
+	}
 	if &ev.Weights[1].X[0] != &ev.Weights[3].X[0] {
 		t.Error("the Student and the Teacher were not scored on the same exact samples")
 	}

@@ -73,34 +73,38 @@ type Summary struct {
 	LogZ     float64  `json:"log_z"`
 	TrueLogZ *float64 `json:"true_log_z"`
 	Samples  int      `json:"eval_samples"`
-	// The final evaluation's suite metrics (package samplemetric), null
-	// where they do not apply. EMC is the entropic mode coverage of the
-	// Student's samples over the components of a mixture energy
-	// (energy.Mixture). DeltaLogZ is |Δ log Z| = |ELBO-IS − log Z| where
-	// log Z is known (Blessing et al.'s Δ log Z, Sendera et al.'s
-	// Δ log Z^RW). MMD is the maximum mean discrepancy (√MMD²,
-	// unbiased, Gaussian kernel of bandwidth MMDBandwidth from the median
-	// heuristic) between the first MMDSamples Student samples and as many
-	// exact ones (at most 2,000: Blessing et al.'s evaluation size; the
-	// cost grows as its square).
+	// The final evaluation's suite metrics of the Student.
+	SuiteMetrics
+	Notes        []string `json:"notes,omitempty"`
+}
+
+// SuiteMetrics are the suite's metrics of a sampler's samples (package
+// samplemetric), null where they do not apply. EMC is the entropic mode
+// coverage of the samples over the components of a mixture energy
+// (energy.Mixture). DeltaLogZ is |Δ log Z| = |ELBO-IS − log Z| where log Z
+// is known (Blessing et al.'s Δ log Z, Sendera et al.'s Δ log Z^RW). MMD
+// is the maximum mean discrepancy (√MMD², unbiased, Gaussian kernel of
+// bandwidth MMDBandwidth from the median heuristic) between the first
+// MMDSamples samples and as many exact ones (at most 2,000: Blessing et
+// al.'s evaluation size; the cost grows as its square).
+type SuiteMetrics struct {
 	EMC          *float64 `json:"emc"`
 	DeltaLogZ    *float64 `json:"delta_log_z"`
 	MMD          *float64 `json:"mmd"`
 	MMDBandwidth *float64 `json:"mmd_bandwidth"`
 	MMDSamples   int      `json:"mmd_samples,omitempty"`
-	Notes        []string `json:"notes,omitempty"`
 }
 
 // MMDSamples caps the samples of each set that the final evaluation's
 // MMD compares (Summary.MMD).
 const MMDSamples = 2000
 
-// suiteMetrics sets s's EMC, DeltaLogZ and MMD from the final evaluation's
-// samples x (n×d), its fresh log weights and the exact samples (nil
-// without a sampler). It draws nothing: the run's streams are untouched.
-// A metric that fails is left null with a note.
-func suiteMetrics(s *Summary, e energy.Energy, x, exact []float32, logW []float64, d int) {
-	note := func(what string, err error) { s.Notes = append(s.Notes, fmt.Sprintf("%s not computed: %v", what, err)) }
+// suiteMetrics returns the suite metrics of the samples x (n×d), their
+// log weights and the exact samples (nil without a sampler), and a note
+// for each metric that failed (left null). It draws nothing: the run's
+// streams are untouched.
+func suiteMetrics(e energy.Energy, x, exact []float32, logW []float64, d int) (s SuiteMetrics, notes []string) {
+	note := func(what string, err error) { notes = append(notes, fmt.Sprintf("%s not computed: %v", what, err)) }
 	if m, ok := e.(energy.Mixture); ok {
 		if v, err := samplemetric.EMC(m, x); err != nil {
 			note("EMC", err)
@@ -125,6 +129,7 @@ func suiteMetrics(s *Summary, e energy.Energy, x, exact []float32, logW []float6
 			s.MMD, s.MMDBandwidth, s.MMDSamples = &v, &h, k
 		}
 	}
+	return s, notes
 }
 
 // Result is what Run and Resume return besides the files they write.
@@ -361,7 +366,9 @@ func (f *family) Finish(*run.Curve) (any, error) {
 		s.Notes = append(s.Notes, "EUBO, W2 and MMD skipped: the energy has no exact sampler")
 	}
 	logW, _ := f.ev.LogWeights()
-	suiteMetrics(s, t.Energy, x, exact, logW, t.Proc.Dim)
+	var notes []string
+	s.SuiteMetrics, notes = suiteMetrics(t.Energy, x, exact, logW, t.Proc.Dim)
+	s.Notes = append(s.Notes, notes...)
 	return s, nil
 }
 

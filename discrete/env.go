@@ -45,6 +45,13 @@ type TerminalKeyer interface {
 	TerminalKey(x []int32) uint64
 }
 
+// Stopper is an environment where every non-terminal state can stop: its
+// StopAction leads from s to the terminal state "stopped at s". Modified
+// detailed balance needs it (package objective's ModifiedDB).
+type Stopper interface {
+	StopAction() int
+}
+
 // Featurizer encodes states for a policy network as one-hot indices. It
 // belongs to the model side, not to the MDP: the MLP and SSR policies take
 // one, and an environment whose states have a natural encoding supplies it

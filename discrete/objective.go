@@ -21,6 +21,7 @@ type Objective struct {
 
 	fm    fmScratch
 	tb    TB
+	mdb   mdbScratch
 	b     objective.Batch
 	g     objective.Grad
 	r     objective.Result
@@ -34,8 +35,9 @@ func (o *Objective) Check(extra int) error {
 	n := o.Obj.Needs()
 	switch {
 	case n.Edges: // FM: parents come from BackwardMask and BackStep
-	case n.StateLogR || n.LogPStop:
-		return fmt.Errorf("discrete: objective %s needs every state's reward and stop probability, which these trajectories do not offer", o.Obj.Name())
+	case n.LogPStop: // modified DB: Eval checks the environment is a Stopper
+	case n.StateLogR:
+		return fmt.Errorf("discrete: objective %s needs every state's reward, which these trajectories do not offer", o.Obj.Name())
 	case n.LogF && extra < 1:
 		return fmt.Errorf("discrete: objective %s needs a model with a state-flow head", o.Obj.Name())
 	}
@@ -49,6 +51,9 @@ func (o *Objective) Check(extra int) error {
 func (o *Objective) Eval(env Env, m Model, logZ *nn.Param, tr *Trajectories, logR, delta, perObject []float64) (float64, error) {
 	if o.Obj.Needs().Edges {
 		return o.evalFM(env, m, tr, logR, delta, perObject)
+	}
+	if o.Obj.Needs().LogPStop {
+		return o.evalMDB(env, m, tr, logR, delta, perObject)
 	}
 	n, T, w, na := tr.Len(), tr.NumTransitions(), tr.StateLen, env.NumActions()
 	o.tb.logPF = growF64(o.tb.logPF, n)
@@ -95,6 +100,11 @@ func (o *Objective) Eval(env Env, m Model, logZ *nn.Param, tr *Trajectories, log
 	return o.r.Loss, nil
 }
 
+// RewardCalls is the number of rewards the last Eval asked of the
+// environment (modified DB scores every visited state as if it stopped
+// there; the other objectives ask none).
+func (o *Objective) RewardCalls() int { return o.mdb.calls }
+
 // LogZ is the last Eval's estimate of log Z (objective.Result.LogZ).
 func (o *Objective) LogZ() float64 { return o.r.LogZ }
 
@@ -103,6 +113,10 @@ func (o *Objective) LogZ() float64 { return o.r.LogZ }
 func (o *Objective) Grad(env Env, m Model, logZ *nn.Param, tr *Trajectories) {
 	if o.Obj.Needs().Edges {
 		o.gradFM(env, m)
+		return
+	}
+	if o.Obj.Needs().LogPStop {
+		o.gradMDB(env, m, tr)
 		return
 	}
 	tb, na := &o.tb, env.NumActions()
@@ -247,4 +261,140 @@ func (o *Objective) gradFM(env Env, m Model) {
 		f.dout.Data[int(e)/na*cols+int(e)%na] += float32(o.g.OutLogF[i])
 	}
 	m.Backward(&f.dout)
+}
+
+// mdbScratch is modified DB's view of a batch: the trajectories with at
+// least one move, and where their states' stop rows are.
+type mdbScratch struct {
+	keep   []int // trajectories with a move, in order
+	stop   []int32
+	xs     []int32 // the stopped versions of visited states, to score
+	which  []int   // their state index in the batch
+	logR   []float64
+	row    []int32 // per state: its logits row (-1: a terminal reached by a move)
+	calls  int
+}
+
+// evalMDB runs modified DB: the moves of each trajectory (its stop
+// action excluded), every visited state's log R as if stopped there (a
+// reward call each, but the trajectory's own end) and its stop
+// log-probability from the model; a state reached as terminal by a move
+// stops with probability 1.
+func (o *Objective) evalMDB(env Env, m Model, tr *Trajectories, logR, delta, perObject []float64) (float64, error) {
+	st, ok := env.(Stopper)
+	if !ok {
+		return 0, fmt.Errorf("discrete: objective %s needs an environment where every state can stop (discrete.Stopper); %v is not one", o.Obj.Name(), env)
+	}
+	f, b := &o.mdb, &o.b
+	n, w, na := tr.Len(), tr.StateLen, env.NumActions()
+	stop := st.StopAction()
+	o.tb.logPF = growF64(o.tb.logPF, n)
+	o.tb.LogPF(env, m, tr, o.tb.logPF) // the forward pass, its rows and log-probabilities
+	f.keep, f.xs, f.which, f.row = f.keep[:0], f.xs[:0], f.which[:0], f.row[:0]
+	b.Off, b.LogPF, b.LogPB, b.LogR = b.Off[:0], b.LogPF[:0], b.LogPB[:0], b.LogR[:0]
+	b.StateLogR, b.LogPStop = b.StateLogR[:0], b.LogPStop[:0]
+	b.Off = append(b.Off, 0)
+	for k := range n {
+		lo, hi := tr.Off[k], tr.Off[k+1]
+		stopped := int(tr.Actions[hi-1]) == stop
+		moves := hi - lo
+		if stopped {
+			moves--
+		}
+		if moves == 0 {
+			continue // stopped at s_0: no move to balance
+		}
+		f.keep = append(f.keep, k)
+		for t := lo; t < lo+moves; t++ {
+			row := int(o.tb.row[t])
+			b.LogPF = append(b.LogPF, float64(o.tb.logp.Data[row*na+int(tr.Actions[t])]))
+			b.LogPB = append(b.LogPB, -math.Log(float64(env.BackwardCount(tr.States[t*w:(t+1)*w], int(tr.Actions[t])))))
+		}
+		b.Off = append(b.Off, len(b.LogPF))
+		b.LogR = append(b.LogR, logR[k])
+		// States s_0..s_moves: the sources of the moves, then where it ended.
+		for i := 0; i <= moves; i++ {
+			t := lo + i
+			if i == moves && !stopped { // reached a terminal state by a move
+				f.row = append(f.row, -1)
+				b.StateLogR = append(b.StateLogR, logR[k])
+				b.LogPStop = append(b.LogPStop, 0)
+				continue
+			}
+			row := o.tb.row[t]
+			f.row = append(f.row, row)
+			b.LogPStop = append(b.LogPStop, float64(o.tb.logp.Data[int(row)*na+stop]))
+			if i == moves { // the state it stopped at: its reward is the trajectory's
+				b.StateLogR = append(b.StateLogR, logR[k])
+				continue
+			}
+			b.StateLogR = append(b.StateLogR, 0)
+			f.which = append(f.which, len(b.StateLogR)-1)
+			f.xs = append(f.xs, tr.States[t*w:(t+1)*w]...)
+			env.Step(f.xs[len(f.xs)-w:], stop)
+		}
+	}
+	f.calls = len(f.which)
+	if len(f.keep) == 0 {
+		return 0, fmt.Errorf("discrete: objective %s: every trajectory of the batch stopped at s_0, leaving no move to balance", o.Obj.Name())
+	}
+	if f.calls > 0 {
+		f.logR = growF64(f.logR, f.calls)
+		if err := env.LogReward(f.xs, f.calls, f.logR); err != nil {
+			return 0, err
+		}
+		for i, s := range f.which {
+			b.StateLogR[s] = f.logR[i]
+		}
+	}
+	if err := o.Obj.Eval(b, &o.g, &o.r); err != nil {
+		return 0, err
+	}
+	// Trajectories without a move have no loss and no residual.
+	if delta != nil {
+		clear(delta[:n])
+	}
+	if perObject != nil {
+		clear(perObject[:n])
+	}
+	var loss float64
+	for i, k := range f.keep {
+		if delta != nil {
+			delta[k] = o.r.Delta[i]
+		}
+		if perObject != nil {
+			perObject[k] = o.r.PerObject[i]
+		}
+		loss += o.r.PerObject[i]
+	}
+	return loss / float64(n), nil
+}
+
+// gradMDB backpropagates modified DB's gradients (of the loss averaged
+// over the whole batch) through the log-softmax into the model.
+func (o *Objective) gradMDB(env Env, m Model, tr *Trajectories) {
+	tb, f, na := &o.tb, &o.mdb, env.NumActions()
+	stop := env.(Stopper).StopAction()
+	tb.dlogp.Resize(tb.logp.Rows, na)
+	tb.dlogp.Zero()
+	// The objective averaged over the trajectories it kept; the batch's
+	// loss averages over all of them.
+	scale := float32(float64(len(f.keep)) / float64(tr.Len()))
+	s := 0
+	for i, k := range f.keep {
+		lo := tr.Off[k]
+		moves := o.b.Off[i+1] - o.b.Off[i]
+		for j := range moves {
+			t := lo + j
+			tb.dlogp.Data[int(tb.row[t])*na+int(tr.Actions[t])] += scale * float32(o.g.LogPF[o.b.Off[i]+j])
+		}
+		for j := 0; j <= moves; j++ {
+			if r := f.row[s+j]; r >= 0 {
+				tb.dlogp.Data[int(r)*na+stop] += scale * float32(o.g.LogPStop[s+j])
+			}
+		}
+		s += moves + 1
+	}
+	nn.LogSoftmaxBackward(&tb.dlogits, &tb.logp, &tb.dlogp)
+	m.Backward(widen(&tb.dwide, &tb.dlogits, tb.width))
 }

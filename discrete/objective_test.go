@@ -65,7 +65,7 @@ func TestObjectiveAgreesWithTBAndDB(t *testing.T) {
 // SubTB (through the flow head) and VarGrad against central differences.
 func TestObjectiveGradientsFiniteDifferences(t *testing.T) {
 	g := grid(t, 2, 4)
-	for _, name := range []string{"subtb", "vargrad", "db", "fm"} {
+	for _, name := range []string{"subtb", "vargrad", "db", "fm", "mdb"} {
 		rng := rand.New(rand.NewPCG(23, 24))
 		m := discrete.NewMLPModelHeads(g, g, "m", []int{8}, 1, rng)
 		var tr discrete.Trajectories
@@ -102,8 +102,8 @@ func TestObjectiveGradientsFiniteDifferences(t *testing.T) {
 	if err := (&discrete.Objective{Obj: &objective.SubTB{Lambda: 0.9}}).Check(0); err == nil {
 		t.Error("SubTB without a flow head was accepted")
 	}
-	if err := (&discrete.Objective{Obj: &objective.ModifiedDB{}}).Check(1); err == nil {
-		t.Error("modified DB was accepted on plain trajectories")
+	if err := (&discrete.Objective{Obj: &objective.ForwardLooking{Inner: &objective.DB{}}}).Check(1); err == nil {
+		t.Error("forward-looking DB was accepted on plain trajectories")
 	}
 }
 
@@ -182,5 +182,82 @@ func TestFlowMatchingByHand(t *testing.T) {
 	}
 	if want := total / float64(tr.Len()); math.Abs(loss-want) > 1e-9*(1+want) {
 		t.Errorf("FM loss %v, by hand %v", loss, want)
+	}
+}
+
+// TestModifiedDBByHand recomputes modified DB on the hypergrid, where
+// every cell can stop, from single-state passes: each move's residual
+// with the rewards of stopping at both ends, and one reward call per
+// visited state but the trajectory's end.
+func TestModifiedDBByHand(t *testing.T) {
+	g := grid(t, 2, 5)
+	rng := rand.New(rand.NewPCG(27, 28))
+	m := discrete.NewMLPModel(g, g, "m", []int{8}, rng)
+	var tr discrete.Trajectories
+	discrete.NewSampler(g).Forward(m, 6, discrete.SampleOptions{Eps: 0.3}, rng, &tr)
+	logR := make([]float64, tr.Len())
+	g.LogReward(tr.Final, tr.Len(), logR)
+	o := discrete.Objective{Obj: &objective.ModifiedDB{}}
+	loss, err := o.Eval(g, m, nil, &tr, logR, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, na, stop := g.StateLen(), g.NumActions(), g.StopAction()
+	logp := func(s []int32, a int) float64 {
+		out := m.Forward(s, 1)
+		mask := make([]bool, na)
+		g.ForwardMask(s, mask)
+		mx := math.Inf(-1)
+		for b, ok := range mask {
+			if ok {
+				mx = math.Max(mx, float64(out.Data[b]))
+			}
+		}
+		var sum float64
+		for b, ok := range mask {
+			if ok {
+				sum += math.Exp(float64(out.Data[b]) - mx)
+			}
+		}
+		return float64(out.Data[a]) - mx - math.Log(sum)
+	}
+	stopR := func(s []int32) (float64, float64) { // log R of stopping at s, log P_F(⊤|s)
+		if g.IsTerminal(s) {
+			r := make([]float64, 1)
+			g.LogReward(s, 1, r)
+			return r[0], 0
+		}
+		x := append([]int32(nil), s...)
+		g.Step(x, stop)
+		r := make([]float64, 1)
+		g.LogReward(x, 1, r)
+		return r[0], logp(s, stop)
+	}
+	var total float64
+	calls := 0
+	for k := range tr.Len() {
+		var states [][]int32
+		for i := tr.Off[k]; i < tr.Off[k+1]; i++ {
+			states = append(states, tr.States[i*w:(i+1)*w])
+		}
+		if int(tr.Actions[tr.Off[k+1]-1]) != stop {
+			states = append(states, tr.Final[k*w:(k+1)*w])
+		}
+		calls += len(states) - 1
+		for i := 0; i+1 < len(states); i++ {
+			s, next := states[i], states[i+1]
+			a := int(tr.Actions[tr.Off[k]+i])
+			rs, ps := stopR(s)
+			rn, pn := stopR(next)
+			pb := -math.Log(float64(g.BackwardCount(s, a)))
+			d := rn + pb + ps - rs - logp(s, a) - pn
+			total += d * d
+		}
+	}
+	if want := total / float64(tr.Len()); math.Abs(loss-want) > 1e-6*(1+want) {
+		t.Errorf("modified DB loss %v, by hand %v", loss, want)
+	}
+	if o.RewardCalls() != calls {
+		t.Errorf("%d reward calls, want %d", o.RewardCalls(), calls)
 	}
 }

@@ -46,13 +46,17 @@ const (
 	// log edge flows, each visited state's inflow (from its parents)
 	// matched to its outflow; log Z's estimate is s_0's outflow.
 	ObjectiveFM Objective = "fm"
+	// MDB is modified detailed balance (Deleu et al. 2022) for
+	// environments where every state can stop (discrete.Stopper): each
+	// visited state is scored as if it stopped there, a reward call each.
+	ObjectiveMDB Objective = "mdb"
 )
 
 // Objectives lists the grid's objectives. The Teacher of tb, subtb,
-// vargrad and fm trains with TB, paid from the Student's per-object loss under
+// vargrad, fm and mdb trains with TB, paid from the Student's per-object loss under
 // the Student's objective (package objective); db's Teacher trains with
 // DB on per-transition rewards, as the paper's DB appendix.
-var Objectives = []Objective{ObjectiveTB, ObjectiveDB, ObjectiveSubTB, ObjectiveVarGrad, ObjectiveFM}
+var Objectives = []Objective{ObjectiveTB, ObjectiveDB, ObjectiveSubTB, ObjectiveVarGrad, ObjectiveFM, ObjectiveMDB}
 
 // TeacherReward names a Teacher reward form as gfn train's
 // --teacher-reward and earlier config.json files do.
@@ -233,7 +237,11 @@ func (c Config) Steps() int {
 // usesObjective reports whether the Student's objective runs through
 // package objective (the others keep their own code: TB, DB).
 func (c Config) usesObjective() bool {
-	return c.Objective == ObjectiveSubTB || c.Objective == ObjectiveVarGrad || c.Objective == ObjectiveFM
+	switch c.Objective {
+	case ObjectiveSubTB, ObjectiveVarGrad, ObjectiveFM, ObjectiveMDB:
+		return true
+	}
+	return false
 }
 
 // teacherObjective is the Teacher's objective: DB with DB, TB otherwise.

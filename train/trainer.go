@@ -187,6 +187,9 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 			return nil, err
 		}
 		t.obj.Obj = o
+		if _, ok := env.(discrete.Stopper); !ok && cfg.Objective == ObjectiveMDB {
+			return nil, fmt.Errorf("train: objective mdb needs an environment where every state can stop (discrete.Stopper); %v is not one", env)
+		}
 	}
 	if cfg.Method == MethodGAFN {
 		t.gafn = newGAFN(fenv, cfg.Student.LR, rng)
@@ -357,7 +360,7 @@ func (t *Trainer) initUpdate() {
 	u.Delta = func() float64 {
 		nn.ZeroGrad(t.Student.Params())
 		loss := t.studentDelta(&t.batch, t.logR, t.delta)
-		if cfg.Objective == ObjectiveVarGrad || cfg.Objective == ObjectiveFM {
+		if cfg.Objective == ObjectiveVarGrad || cfg.Objective == ObjectiveFM || cfg.Objective == ObjectiveMDB {
 			t.Student.LogZ.Value[0] = float32(t.obj.LogZ()) // its estimate, not learned
 		}
 		return loss
@@ -397,8 +400,9 @@ func (t *Trainer) studentDelta(tr *discrete.Trajectories, logR, delta []float64)
 	t.objLoss = grow(t.objLoss, n)
 	loss, err := t.obj.Eval(t.Env, t.Student.Model, t.Student.LogZ, tr, logR, delta, t.objLoss)
 	if err != nil {
-		panic(err) // the sizes are the trainer's own
+		panic(err) // the sizes are the trainer's own; New checked the environment
 	}
+	t.RewardCalls += t.obj.RewardCalls() // modified DB scores every visited state
 	for b := range n {
 		delta[b] = math.Copysign(math.Sqrt(t.objLoss[b]), delta[b])
 	}

@@ -414,6 +414,8 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	out := fs.String("out", filepath.Join("runs", "bench-diffusion"), "root output directory: the table's runs and results go to <out>/<table>")
 	tasks := fs.String("tasks", "", "comma-separated tasks ("+strings.Join(slices.Concat(bench.DiffusionTasks, bench.SuiteTasks), ", ")+"; default the table's)")
 	preset := fs.String("preset", "", "training settings of every task (default: each task's default preset: paper for 25gmm and manywell, which reproduces the paper's table; sendera for funnel and lgcp; blessing for gmm40, gmm40-50d and mos); reference is the released code's")
+	iterations := fs.Int("iterations", 0, "replace every preset's iterations (0: the presets'); the runs go to <out>/<table>-it<N>")
+	batch := fs.Int("batch", 0, "replace every preset's batch (0: the presets'); the runs go to <out>/<table>-batch<B>")
 	if err := tf.parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
@@ -427,7 +429,10 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	if *preset != "" && !slices.Contains(diffusion.Presets, *preset) {
 		return usagef("preset %q is unknown (allowed: %s)", *preset, strings.Join(diffusion.Presets, ", "))
 	}
-	o := bench.DiffusionOptions{Out: *out, Seeds: *tf.seeds, Jobs: *tf.jobs, Quick: *tf.quick, Preset: *preset, CollectOnly: *tf.collect}
+	if *iterations < 0 || *batch < 0 || (*iterations > 0 || *batch > 0) && *tf.quick {
+		return usagef("iterations %d and batch %d must be >= 0, and --quick has its own budget (give one or the other)", *iterations, *batch)
+	}
+	o := bench.DiffusionOptions{Out: *out, Seeds: *tf.seeds, Jobs: *tf.jobs, Quick: *tf.quick, Preset: *preset, CollectOnly: *tf.collect, Iterations: *iterations, Batch: *batch}
 	if o.Methods, err = tf.methodList(func(m string) error {
 		if _, ok := bench.DiffusionMethods[m]; !ok {
 			return usagef("method %q is unknown (table %s has %s)", m, t.Name, strings.Join(t.Methods, ", "))
@@ -479,7 +484,7 @@ func runBenchObjectives(ctx context.Context, args []string, stdout, stderr io.Wr
 				return nil
 			}
 		}
-		return usagef("objective %q is in no task of the table (allowed: tb, db, subtb, vargrad, fm)", m)
+		return usagef("objective %q is in no task of the table (allowed: tb, db, subtb, vargrad, fm, mdb)", m)
 	}); err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func setupGrid(c *trainCmd) error {
 	fs.StringVar(&spec.Reward, "reward", string(hypergrid.Deceptive), "hypergrid reward: deceptive (reference code), deceptive-paper (paper's equation), original (Bengio et al. 2021)")
 	method := fs.String("method", string(d.Method), "training method: tb (on-policy Student), teacher, or gafn (TB with RND intrinsic rewards)")
 	fs.Float64Var(&d.GAFNScale, "gafn-scale", d.GAFNScale, "scale of GAFN's intrinsic rewards")
-	objective := fs.String("objective", string(d.Objective), "the Student's training objective: tb (trajectory balance), db (detailed balance; the Teacher trains with DB too), subtb (sub-trajectory balance, --lambda), vargrad (log-partition variance) or fm (flow matching on the outputs as log edge flows); the Teacher of tb, subtb, vargrad and fm trains with TB on the Student's per-object loss")
+	objective := fs.String("objective", string(d.Objective), "the Student's training objective: tb (trajectory balance), db (detailed balance; the Teacher trains with DB too), subtb (sub-trajectory balance, --lambda), vargrad (log-partition variance), fm (flow matching on the outputs as log edge flows) or mdb (modified DB: every visited state scored as if it stopped there, a reward call each); the Teacher of all but db trains with TB on the Student's per-object loss")
 	fs.Float64Var(&d.Lambda, "lambda", objectiveDefaultLambda, "subtb: weight lambda^(j-i) of each sub-trajectory i..j")
 	calls := fs.Int("reward-calls", 0, "reward-call budget; 0 = the paper's (96000, or 384000 for d=4 H=32)")
 	fs.IntVar(&d.Batch, "batch", d.Batch, "trajectories per batch (>= 1)")

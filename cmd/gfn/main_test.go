@@ -94,7 +94,7 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"sample-empty-dir", []string{"sample", "--checkpoint", "testdata"}},
 		{"bench-unknown", []string{"bench", "fast"}},
 		{"bad-buffer", []string{"train", "--buffer", "lifo"}},
-		{"bad-objective", []string{"train", "--objective", "mdb"}},
+		{"bad-objective", []string{"train", "--objective", "fl-db"}},
 		{"schedule-without-buffer", []string{"train", "--schedule", "SB"}},
 		{"bad-ls-ratio", []string{"train", "--ls", "--ls-back-ratio", "1.5"}},
 		{"bench-bad-iterations", []string{"bench", "speed", "--iterations", "0"}},
@@ -580,6 +580,7 @@ func TestGridObjectives(t *testing.T) {
 		{"--objective", "subtb", "--lambda", "0.5"},
 		{"--objective", "vargrad", "--buffer", "teacher"},
 		{"--objective", "fm", "--method", "tb"},
+		{"--objective", "mdb"},
 	} {
 		dir := t.TempDir()
 		out, _, err := runCLI(append([]string{"train", "--dim", "2", "--side", "6", "--hidden", "16", "--reward-calls", "960", "--eval-samples", "0", "--quiet", "--out", dir}, args...)...)
@@ -593,7 +594,7 @@ func TestGridObjectives(t *testing.T) {
 	}
 	for args, want := range map[string]string{
 		"--lambda 0.5":               `--lambda 0.5 weighs subtb's sub-trajectories; objective "tb" has none`,
-		"--objective mdb":            `objective "mdb" is unknown (allowed: tb, db, subtb, vargrad, fm)`,
+		"--objective fl-db":          `objective "fl-db" is unknown (allowed: tb, db, subtb, vargrad, fm, mdb)`,
 		"--objective subtb --n-mc 2": `n-mc 2 averages TB residuals`,
 	} {
 		_, _, err := runCLI(append([]string{"train", "--out", t.TempDir()}, strings.Fields(args)...)...)

@@ -205,6 +205,9 @@ func (g *Grid) StateLen() int { return g.D + 1 }
 // NumActions is d+1: increment coordinate i < d, or stop (action d).
 func (g *Grid) NumActions() int { return g.D + 1 }
 
+// StopAction is d: every non-terminal cell can stop (discrete.Stopper).
+func (g *Grid) StopAction() int { return g.D }
+
 // NumBackActions is d+1: decrement coordinate i < d, or undo the stop.
 func (g *Grid) NumBackActions() int { return g.D + 1 }
 
