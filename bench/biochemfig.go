@@ -89,28 +89,29 @@ func BiochemFigure(path string, jobs []BiochemJob) (bool, error) {
 	// in every figure.
 	rows := biochemTable(jobs[0].Table).Methods // jobs is not empty: tasks is not
 	methods = orderedMethods(setOf(append(methods, rows...)), rows)
-	var panels []plot.BandPanel
+	var panels []plot.Chart
 	for _, task := range orderedTasks(tasks) {
-		var modes, elbo, eubo []plot.Band
+		var modes, elbo, eubo []plot.Series
 		for _, m := range methods {
 			cs := curves[key{task, m}]
 			if len(cs) == 0 {
 				// Keep the method's place, and so every later one's colour.
-				modes, elbo, eubo = append(modes, plot.Band{Name: m}), append(elbo, plot.Band{Name: m}), append(eubo, plot.Band{Name: m})
+				modes, elbo, eubo = append(modes, plot.Series{Name: m}), append(elbo, plot.Series{Name: m}), append(eubo, plot.Series{Name: m})
 				continue
 			}
 			x, mo, el, eu := seedBands(cs)
 			name := m
-			modes = append(modes, plot.Band{Name: name, X: x, Mean: mo[0], Std: mo[1]})
-			elbo = append(elbo, plot.Band{Name: name, X: x, Mean: el[0], Std: el[1]})
-			eubo = append(eubo, plot.Band{Name: name, X: x, Mean: eu[0], Std: eu[1]})
+			modes = append(modes, plot.Series{Name: name, X: x, Y: mo[0], Std: mo[1]})
+			elbo = append(elbo, plot.Series{Name: name, X: x, Y: el[0], Std: el[1]})
+			eubo = append(eubo, plot.Series{Name: name, X: x, Y: eu[0], Std: eu[1]})
 		}
 		panels = append(panels,
-			plot.BandPanel{Title: task + ": modes found", XLabel: "round", YLabel: "modes", Bands: modes},
-			plot.BandPanel{Title: task + ": ELBO", XLabel: "round", YLabel: "ELBO", Bands: elbo},
-			plot.BandPanel{Title: task + ": EUBO", XLabel: "round", YLabel: "EUBO", Bands: eubo})
+			plot.Chart{Title: task + ": modes found", XLabel: "round", YLabel: "modes", Series: modes},
+			plot.Chart{Title: task + ": ELBO", XLabel: "round", YLabel: "ELBO (nats)", Series: elbo},
+			plot.Chart{Title: task + ": EUBO", XLabel: "round", YLabel: "EUBO (nats)", Series: eubo})
 	}
-	if err := plot.BandGrid(path, len(panels)/3, 3, panels); err != nil {
+	caption := "Lines: the mean over the finished seeds of each method; shading: ± one standard deviation over them."
+	if err := plot.Charts(path, len(panels)/3, 3, panels, caption); err != nil {
 		return false, fmt.Errorf("bench: %w", err)
 	}
 	return true, nil

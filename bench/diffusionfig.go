@@ -153,10 +153,16 @@ func DiffusionFigures(dir string, jobs []DiffusionJob) ([]string, error) {
 			name, title, ylabel string
 			s                   []plot.Series
 		}{
-			{task + "-elbo.png", task + ": log Z − ELBO of the Student (mean over seeds)", "log Z − ELBO", lower},
-			{task + "-eubo.png", task + ": EUBO − log Z of the Student (mean over seeds)", "EUBO − log Z", upper},
+			{task + "-elbo.png", task + ": log Z − ELBO of the Student (mean over seeds)", "log Z − ELBO (nats)", lower},
+			{task + "-eubo.png", task + ": EUBO − log Z of the Student (mean over seeds)", "EUBO − log Z (nats)", upper},
 		} {
-			switch err := plot.Curves(filepath.Join(dir, f.name), f.title, "iteration", f.ylabel, f.s, spansDecades(f.s)); {
+			c := plot.Chart{Title: f.title, XLabel: "iteration", YLabel: f.ylabel, Series: f.s, LogY: spansDecades(f.s)}
+			if !c.LogY {
+				c.Refs = []plot.Ref{{Name: "0: the bound equals log Z", Y: 0}}
+			}
+			caption := "Mean over the seeds that did not diverge, up to the iterations they all reached; “n diverged, left out”: " +
+				"n seeds whose ELBO diverged are not in the mean."
+			switch err := plot.Curves(filepath.Join(dir, f.name), c, caption); {
 			case errors.Is(err, plot.ErrNoData): // no positive finite point (an energy without exact samples)
 			case err != nil:
 				return nil, err

@@ -91,13 +91,20 @@ func GridFigures(dir string, jobs []GridJob) ([]string, error) {
 			l1 = append(l1, plot.Series{Name: k.m, X: c.calls, Y: ls})
 		}
 		name := fmt.Sprintf("d%d-H%d", g.Dim, g.Side)
-		if err := plot.Curves(filepath.Join(dir, name+"-modes.png"), "modes found, "+g.String(), "reward calls", "modes", modes, false); err != nil {
+		mc := plot.Chart{Title: "modes found, " + g.String(), XLabel: "reward calls", YLabel: "modes", Series: modes}
+		if hg, err := hypergrid.New(g.Dim, g.Side, hypergrid.Deceptive); err == nil && hg.NumModes() > 0 {
+			mc.Refs = []plot.Ref{{Name: fmt.Sprintf("all %d modes", hg.NumModes()), Y: float64(hg.NumModes())}}
+		}
+		caption := "Mean over the finished seeds of each method, up to the reward calls they all reached."
+		if err := plot.Curves(filepath.Join(dir, name+"-modes.png"), mc, caption); err != nil {
 			return nil, err
 		}
 		files = append(files, name+"-modes.png")
 		// Large grids log no L1 during training (exact is too costly), so
 		// their L1 figure has nothing to draw and is skipped.
-		switch err := plot.Curves(filepath.Join(dir, name+"-l1.png"), "L1 of the Student (exact, or empirical where exact is too costly), "+g.String(), "reward calls", "L1", l1, true); {
+		lc := plot.Chart{Title: "L1 of the Student (exact, or empirical where exact is too costly), " + g.String(),
+			XLabel: "reward calls", YLabel: "L1", Series: l1, LogY: true}
+		switch err := plot.Curves(filepath.Join(dir, name+"-l1.png"), lc, caption+" L1: the sum over terminal states x of |P(x) − R(x)/Z|."); {
 		case errors.Is(err, plot.ErrNoData):
 		case err != nil:
 			return nil, err
@@ -112,10 +119,6 @@ func GridFigures(dir string, jobs []GridJob) ([]string, error) {
 		return nil, err
 	}
 	tv := g.Cells(target)
-	vmax := 0.0
-	for _, v := range tv {
-		vmax = max(vmax, v)
-	}
 	panels := []plot.Panel{{Title: "target", Side: 256, Values: tv}}
 	for _, j := range jobs {
 		if j.Grid != (Grid{2, 256}) || j.Seed != 0 {
@@ -140,7 +143,8 @@ func GridFigures(dir string, jobs []GridJob) ([]string, error) {
 		panels = append(panels, plot.Panel{Title: j.Method, Side: 256, Values: g.Cells(p)})
 	}
 	if len(panels) > 1 {
-		if err := plot.Heatmaps(filepath.Join(dir, "d2-H256-distributions.png"), panels, vmax); err != nil {
+		caption := "Each method's panel: the exact terminating distribution P_F^T of its first seed's Student."
+		if err := plot.Heatmaps(filepath.Join(dir, "d2-H256-distributions.png"), panels, "probability", caption); err != nil {
 			return nil, err
 		}
 		files = append(files, "d2-H256-distributions.png")

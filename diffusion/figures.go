@@ -61,35 +61,67 @@ func writeFigures(dir string, t *Trainer, res *Result, curve *run.Curve) error {
 		add("target (exact)", res.Exact)
 		add("Student", res.Student)
 		add("Teacher", res.Teacher)
+		opt.Caption = "Each panel shows at most 2,000 of the sampler's final samples, evenly spaced in the order drawn."
+		if _, ok := t.Energy.(energy.Manywell); ok {
+			opt.Caption += " Manywell: the first coordinate pair (x0, x1) of each sample, on that pair's marginal density."
+		}
 		if err := plot.SamplesOnDensity(filepath.Join(dir, "samples.png"), panels, dens, opt); err != nil {
 			return fmt.Errorf("diffusion: samples figure: %w", err)
 		}
 	}
-	steps, elbo, elboIS := curve.Column("step"), curve.Column("elbo"), curve.Column("elbo_is")
-	eubo, logZ := curve.Column("eubo"), curve.Column("student_logz")
-	series := []plot.Series{{Name: "ELBO", X: steps, Y: elbo}, {Name: "ELBO-IS", X: steps, Y: elboIS},
-		{Name: "EUBO", X: steps, Y: eubo}, {Name: "learned log Z", X: steps, Y: logZ}}
-	title, ylabel, logY := "log Z bounds of the Student", "nats", false
-	if lz, ok := t.Energy.(target.LogZer); ok {
-		// With log Z known, the gaps to it on a log axis: the EUBO's gap is
-		// orders of magnitude above the ELBO's early on.
-		z := lz.LogZ()
-		gap := func(v []float64, sign float64) []float64 {
-			g := make([]float64, len(v))
-			for i, x := range v {
-				g[i] = sign * (x - z)
-			}
-			return g
-		}
-		series = []plot.Series{{Name: "log Z − ELBO", X: steps, Y: gap(elbo, -1)},
-			{Name: "log Z − ELBO-IS", X: steps, Y: gap(elboIS, -1)}, {Name: "EUBO − log Z", X: steps, Y: gap(eubo, 1)}}
-		title, ylabel, logY = "gaps of the Student's log Z bounds (≤ 0 not drawn)", "nats", true
-	}
-	err := plot.Curves(filepath.Join(dir, "curves.png"), title, "iteration", ylabel, series, logY)
+	cs := charts(t, curve)
+	err := plot.Charts(filepath.Join(dir, "curves.png"), 1, len(cs), cs, curvesCaption(t, curve))
 	if err != nil && !errors.Is(err, plot.ErrNoData) {
 		return fmt.Errorf("diffusion: curves figure: %w", err)
 	}
 	return nil
+}
+
+// charts are curves.png's panels against iterations, the x axis covering
+// the iterations done: the Student's log Z bounds (ELBO, ELBO-IS, EUBO)
+// and learned log Z, with the true log Z as a reference line where it is
+// known, and then the gaps of the two bounds to it on a log axis (the
+// EUBO's is orders of magnitude above the ELBO's early on).
+func charts(t *Trainer, curve *run.Curve) []plot.Chart {
+	steps, elbo, elboIS := curve.Column("step"), curve.Column("elbo"), curve.Column("elbo_is")
+	eubo, logZ := curve.Column("eubo"), curve.Column("student_logz")
+	bounds := plot.Chart{Title: "log Z estimates of the Student", XLabel: "iteration", YLabel: "nats",
+		Series: []plot.Series{{Name: "ELBO", X: steps, Y: elbo}, {Name: "ELBO-IS", X: steps, Y: elboIS},
+			{Name: "EUBO", X: steps, Y: eubo}, {Name: "learned log Z", X: steps, Y: logZ}},
+		XMax: float64(t.Step)}
+	lz, ok := t.Energy.(target.LogZer)
+	if !ok {
+		return []plot.Chart{bounds}
+	}
+	z := lz.LogZ()
+	bounds.Refs = []plot.Ref{{Name: "true log Z", Y: z}}
+	gap := func(v []float64, sign float64) []float64 {
+		g := make([]float64, len(v))
+		for i, x := range v {
+			g[i] = sign * (x - z)
+		}
+		return g
+	}
+	gaps := plot.Chart{Title: "gaps of the Student's bounds to log Z", XLabel: "iteration", YLabel: "nats", LogY: true,
+		Series: []plot.Series{{Name: "log Z − ELBO", X: steps, Y: gap(elbo, -1)}, {Name: "EUBO − log Z", X: steps, Y: gap(eubo, 1)}},
+		XMax:   float64(t.Step)}
+	return []plot.Chart{bounds, gaps}
+}
+
+// curvesCaption says what the bounds are estimated from, and where the
+// curve stops before the run's end.
+func curvesCaption(t *Trainer, curve *run.Curve) string {
+	c := "ELBO and EUBO: the mean of log R(x) + log P_B − log P_F over the Student's trajectories and over exact " +
+		"samples' backward trajectories; ELBO-IS: the log of the mean of their exponentials (an estimate of log Z, " +
+		"not a bound); learned log Z: the Student's trained parameter."
+	if _, ok := t.Energy.(target.LogZer); !ok {
+		c += " The target's log Z is not known: no reference line."
+	}
+	if steps := curve.Column("step"); len(steps) > 0 && steps[len(steps)-1] < float64(t.Step) {
+		c += fmt.Sprintf(" Points: the periodic evaluations, the last at iteration %d of the run's %d; the final "+
+			"evaluation, on more samples, is in summary.json.", int(steps[len(steps)-1]), t.Step)
+	}
+	return c
 }
 
 // boxOf is a square box around the points (with a margin).

@@ -3,10 +3,9 @@ package plot
 import (
 	"fmt"
 	"image/color"
-	"io"
 	"math"
+	"strconv"
 
-	"github.com/gfngo/gfn/safefile"
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -50,6 +49,11 @@ type DensityOptions struct {
 
 	// Levels is the number of contour lines; 0 means 5.
 	Levels int
+
+	// Caption is the caller's part of the caption under the panels (what
+	// the points are: how many, of which sampler); SamplesOnDensity adds
+	// how to read the shading, the contours and the "(n outside)" marks.
+	Caption string
 }
 
 const (
@@ -66,7 +70,8 @@ const (
 // ratio, so a light mode of a mixture gets the same rings as a heavy one
 // as long as its peak is within Depth of the highest. A panel with points not drawn (outside the box or NaN)
 // says how many in its title, as "Student (12 outside)": mass the figure
-// does not show should not pass unnoticed.
+// does not show should not pass unnoticed. The caption under the panels
+// explains the shading, the contours and that mark.
 //
 // For a sampler over R^d with d > 2, plot the 2-D marginal of a
 // coordinate pair (a, b): density is that pair's marginal log density,
@@ -97,8 +102,9 @@ func SamplesOnDensity(path string, panels []SamplePanel, density Density2D, opt 
 	levels := contourLevels(g.zmin, g.zmax, opt.Depth, opt.Levels)
 
 	plots := make([][]*gplot.Plot, 1)
+	outside := false
 	for _, p := range panels {
-		pl := gplot.New()
+		pl := newPlot()
 		pl.X.Label.Text = opt.XLabel
 		pl.Y.Label.Text = opt.YLabel
 		// The shading fills the box: no gap between axes and data.
@@ -117,6 +123,7 @@ func SamplesOnDensity(path string, panels []SamplePanel, density Density2D, opt 
 		}
 
 		pts, out := inBox(p.Points, opt)
+		outside = outside || out > 0
 		pl.Title.Text = p.Title
 		if out > 0 {
 			pl.Title.Text = fmt.Sprintf("%s (%d outside)", p.Title, out)
@@ -136,19 +143,40 @@ func SamplesOnDensity(path string, panels []SamplePanel, density Density2D, opt 
 	}
 
 	const side = 4 * vg.Inch
-	img := vgimg.New(vg.Length(len(panels))*side, side)
+	width := vg.Length(len(panels)) * side
+	capLines, capH := wrapCaption(densityCaption(opt, g, levels, outside), width-8*vg.Millimeter)
+	img := vgimg.New(width, side+capH)
 	dc := draw.New(img)
 	t := draw.Tiles{Rows: 1, Cols: len(panels), PadX: 4 * vg.Millimeter, PadY: vg.Millimeter,
 		PadTop: 2 * vg.Millimeter, PadBottom: vg.Millimeter, PadLeft: vg.Millimeter, PadRight: 3 * vg.Millimeter}
-	canvases := gplot.Align(plots, t, dc)
+	canvases := gplot.Align(plots, t, draw.Crop(dc, 0, 0, capH, 0))
 	for i, pl := range plots[0] {
 		pl.Draw(canvases[0][i])
 	}
-	return safefile.Write(path, func(w io.Writer) error {
-		_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
-		return err
-	})
+	drawCaption(dc, capLines, capH)
+	return writePNG(path, img)
 }
+
+// densityCaption explains the shading, the contour lines and, when a
+// panel has any, the "(n outside)" marks, around the caller's caption.
+func densityCaption(opt DensityOptions, g *densityGrid, levels []float64, outside bool) string {
+	c := fmt.Sprintf("Shading: the target's log density, from its maximum over the box down to %s nats below (white: lower).", trim(opt.Depth))
+	if n := len(levels); n > 0 {
+		step := math.Min(opt.Depth, g.zmax-g.zmin) / float64(n)
+		c += fmt.Sprintf(" Lines: %d contours of the log density, %s nats apart.", n, trim(step))
+	}
+	c += " Dots: samples."
+	if opt.Caption != "" {
+		c += " " + opt.Caption
+	}
+	if outside {
+		c += " “(n outside)”: n of the panel's samples fall outside the box shown, or are not finite, and are not drawn."
+	}
+	return c
+}
+
+// trim formats v with at most two decimals and no trailing zeros.
+func trim(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) }
 
 // fill checks the options and sets the defaults.
 func (o *DensityOptions) fill() error {

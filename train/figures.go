@@ -34,7 +34,14 @@ func (f *family) Figures(dir string, curve *run.Curve) error {
 			tl1 = append(tl1, v)
 		}
 	}
-	if err := plot.Curves(filepath.Join(dir, "modes.png"), fmt.Sprintf("modes found, %v", g), "reward calls", "modes", []plot.Series{{Name: string(res.Summary.Method), X: x, Y: modes}}, false); err != nil {
+	// The x axes cover the whole run: its budget of reward calls.
+	calls := float64(res.Summary.RewardCalls)
+	modesChart := plot.Chart{Title: fmt.Sprintf("modes found, %v", g), XLabel: "reward calls", YLabel: "modes",
+		Series: []plot.Series{{Name: string(res.Summary.Method), X: x, Y: modes}}, XMax: calls}
+	if n := g.NumModes(); n > 0 {
+		modesChart.Refs = []plot.Ref{{Name: fmt.Sprintf("all %d modes", n), Y: float64(n)}}
+	}
+	if err := plot.Curves(filepath.Join(dir, "modes.png"), modesChart, ""); err != nil {
 		return err
 	}
 	res.Figures = append(res.Figures[:0], "modes.png")
@@ -43,7 +50,9 @@ func (f *family) Figures(dir string, curve *run.Curve) error {
 		if len(tl1) == len(x) {
 			series = append(series, plot.Series{Name: "Teacher", X: x, Y: tl1})
 		}
-		if err := plot.Curves(filepath.Join(dir, "l1.png"), "L1 to the target (exact, or empirical on large grids)", "reward calls", "L1", series, true); err != nil {
+		c := plot.Chart{Title: "L1 to the target (exact, or empirical on large grids)", XLabel: "reward calls", YLabel: "L1",
+			Series: series, LogY: true, XMax: calls}
+		if err := plot.Curves(filepath.Join(dir, "l1.png"), c, "L1: the sum over terminal states x of |P(x) − R(x)/Z|."); err != nil {
 			return err
 		}
 		res.Figures = append(res.Figures, "l1.png")
@@ -52,12 +61,7 @@ func (f *family) Figures(dir string, curve *run.Curve) error {
 		return nil
 	}
 	cells := g.Cells
-	target := cells(res.Target)
-	vmax := 0.0
-	for _, v := range target {
-		vmax = max(vmax, v)
-	}
-	panels := []plot.Panel{{Title: "target R/Z", Side: g.H, Values: target}}
+	panels := []plot.Panel{{Title: "target R/Z", Side: g.H, Values: cells(res.Target)}}
 	if res.StudentEmpirical != nil {
 		panels = append(panels, plot.Panel{Title: fmt.Sprintf("Student, %d samples", res.Summary.EvalSamples), Side: g.H, Values: cells(res.StudentEmpirical)})
 	} else {
@@ -66,7 +70,11 @@ func (f *family) Figures(dir string, curve *run.Curve) error {
 	if res.TeacherExact != nil {
 		panels = append(panels, plot.Panel{Title: "Teacher P_F^T (exact)", Side: g.H, Values: cells(res.TeacherExact)})
 	}
-	if err := plot.Heatmaps(filepath.Join(dir, "distributions.png"), panels, vmax); err != nil {
+	caption := "P_F^T: the probability that the sampler's forward policy terminates in the cell."
+	if res.StudentEmpirical != nil {
+		caption = "Student: the fraction of its samples in the cell. " + caption
+	}
+	if err := plot.Heatmaps(filepath.Join(dir, "distributions.png"), panels, "probability", caption); err != nil {
 		return err
 	}
 	res.Figures = append(res.Figures, "distributions.png")
