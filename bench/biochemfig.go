@@ -106,7 +106,7 @@ func BiochemFigure(path string, jobs []BiochemJob) (bool, error) {
 			eubo = append(eubo, plot.Series{Name: name, X: x, Y: eu[0], Std: eu[1]})
 		}
 		panels = append(panels,
-			plot.Chart{Title: task + ": modes found", XLabel: "round", YLabel: "modes", Series: modes},
+			plot.Chart{Title: task + ": modes found", XLabel: "round", YLabel: "modes", Series: modes, YZero: true},
 			plot.Chart{Title: task + ": ELBO", XLabel: "round", YLabel: "ELBO (nats)", Series: elbo},
 			plot.Chart{Title: task + ": EUBO", XLabel: "round", YLabel: "EUBO (nats)", Series: eubo})
 	}

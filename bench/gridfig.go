@@ -91,7 +91,7 @@ func GridFigures(dir string, jobs []GridJob) ([]string, error) {
 			l1 = append(l1, plot.Series{Name: k.m, X: c.calls, Y: ls})
 		}
 		name := fmt.Sprintf("d%d-H%d", g.Dim, g.Side)
-		mc := plot.Chart{Title: "modes found, " + g.String(), XLabel: "reward calls", YLabel: "modes", Series: modes}
+		mc := plot.Chart{Title: "modes found, " + g.String(), XLabel: "reward calls", YLabel: "modes", Series: modes, YZero: true}
 		if hg, err := hypergrid.New(g.Dim, g.Side, hypergrid.Deceptive); err == nil && hg.NumModes() > 0 {
 			mc.Refs = []plot.Ref{{Name: fmt.Sprintf("all %d modes", hg.NumModes()), Y: float64(hg.NumModes())}}
 		}

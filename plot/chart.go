@@ -48,6 +48,8 @@ type Chart struct {
 	// XMin and XMax, when XMax > XMin, is the range the x axis covers at
 	// least: the whole run, when the curve's last point is before its end.
 	XMin, XMax float64
+	// YZero makes the y axis reach 0: counts (modes found) read against it.
+	YZero bool
 }
 
 // ErrNoData is returned when no series has a point to draw.
@@ -146,6 +148,9 @@ func (c Chart) model() chartModel {
 	}
 	if c.XMax > c.XMin {
 		xlo, xhi = math.Min(xlo, c.XMin), math.Max(xhi, c.XMax)
+	}
+	if c.YZero && !c.LogY && !math.IsInf(ylo, 1) {
+		ylo, yhi = math.Min(ylo, 0), math.Max(yhi, 0)
 	}
 	if math.IsInf(xlo, 1) { // nothing to draw
 		xlo, xhi = 0, 1

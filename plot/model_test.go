@@ -148,6 +148,10 @@ func TestChartModelAxesCoverRunAndRefs(t *testing.T) {
 	if m := (Chart{Series: []Series{{Name: "a", X: []float64{39}, Y: []float64{11}}}, XMax: 39}).model(); !m.Lines[0].Marks || m.X.Min != 0 && m.X.Max != 39 {
 		t.Errorf("one point: marks %v, x [%v, %v]", m.Lines[0].Marks, m.X.Min, m.X.Max)
 	}
+	// Counts read against 0.
+	if m := (Chart{Series: []Series{{Name: "a", X: []float64{39}, Y: []float64{11}}}, YZero: true}).model(); !(m.Y.Min < 0 && m.Y.Max > 11) {
+		t.Errorf("modes axis [%v, %v] does not reach 0", m.Y.Min, m.Y.Max)
+	}
 	// A log axis gets a factor in its label when its decimals are small.
 	m = Chart{YLabel: "L1", LogY: true, Series: []Series{{Name: "a", X: x, Y: []float64{1.2e-4, 5e-5, 1.7e-5}}}}.model()
 	if plain(m.Y.Label) != "L1 (×10−4)" {

@@ -41,19 +41,43 @@ func inRange(ts []gplot.Tick, lo, hi float64) []gplot.Tick {
 	return out
 }
 
-// linearTicks are gonum's default ticks over [lo, hi], labelled by
-// labelDecimals.
+// linearTicks are ticks over [lo, hi] at the multiples of a round step
+// (1, 2, 2.5 or 5 times a power of ten) that gives three to six labelled
+// ticks, with unlabelled ones between, labelled by labelDecimals.
 func linearTicks(lo, hi float64) ([]gplot.Tick, int) {
-	ts := inRange(gplot.DefaultTicks{}.Ticks(lo, hi), lo, hi)
-	k := labelDecimals(ts)
-	return ts, k
+	if !(hi > lo) {
+		return nil, 0
+	}
+	span := hi - lo
+	mag := math.Pow(10, math.Floor(math.Log10(span/6)))
+	var step, minor float64
+	for _, m := range []struct{ step, minors float64 }{{1, 5}, {2, 4}, {2.5, 5}, {5, 5}, {10, 5}} {
+		step, minor = m.step*mag, m.step*mag/m.minors
+		if span/step <= 6 {
+			break
+		}
+	}
+	var ts []gplot.Tick
+	for i := math.Ceil(lo/minor - 1e-9); i*minor <= hi+1e-9*span; i++ {
+		v := i * minor
+		if math.Abs(v) < 1e-12*span {
+			v = 0
+		}
+		t := gplot.Tick{Value: v}
+		if r := v / step; math.Abs(r-math.Round(r)) < 1e-6 {
+			t.Label = "x" // labelled below
+		}
+		ts = append(ts, t)
+	}
+	return ts, labelDecimals(ts, true)
 }
 
 // labelDecimals relabels the labelled ticks as decimals with just enough
-// digits to tell them apart and to say each value exactly, leaving out a
-// factor 10^k when the largest is below 10^{−3} or at least 10^5. It
-// returns k.
-func labelDecimals(ts []gplot.Tick) int {
+// digits to tell them apart and to say each value exactly (as many for
+// every label when uniform, as on a linear axis: "0.5 1.0 1.5"), leaving
+// out a factor 10^k when the largest is below 10^{−3} or at least 10^5.
+// It returns k.
+func labelDecimals(ts []gplot.Tick, uniform bool) int {
 	big := 0.0
 	for _, t := range ts {
 		if t.Label != "" {
@@ -75,7 +99,11 @@ func labelDecimals(ts []gplot.Tick) int {
 				continue
 			}
 			v := t.Value / scale
-			l := strconv.FormatFloat(v, 'f', prec, 64)
+			p := prec
+			if !uniform {
+				p = min(prec, decimals(v))
+			}
+			l := strconv.FormatFloat(v, 'f', p, 64)
 			back, err := strconv.ParseFloat(l, 64)
 			exact := err == nil && math.Abs(back-v) <= 1e-9*math.Max(1, math.Abs(v))
 			if back == 0 {
@@ -149,11 +177,26 @@ func logTicks(lo, hi float64) ([]gplot.Tick, int) {
 			}
 		}
 		if labelled >= 3 {
-			return ts, labelDecimals(ts)
+			return ts, labelDecimals(ts, false)
 		}
 	}
 	if len(ts) >= 2 {
-		return ts, labelDecimals(ts)
+		return ts, labelDecimals(ts, false)
 	}
 	return linearTicks(lo, hi)
+}
+
+// decimals is the number of decimals v needs, rounded to 12 significant
+// digits ("0.002": 3).
+func decimals(v float64) int {
+	l := strconv.FormatFloat(v, 'g', 12, 64)
+	f, err := strconv.ParseFloat(l, 64)
+	if err != nil {
+		return 12
+	}
+	l = strconv.FormatFloat(f, 'f', -1, 64)
+	if i := strings.IndexByte(l, '.'); i >= 0 {
+		return len(l) - i - 1
+	}
+	return 0
 }

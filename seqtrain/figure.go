@@ -63,7 +63,7 @@ func seqCharts(title string, c *run.Curve, r figureRefs) []plot.Chart {
 	x, modes := c.Column("round"), c.Column("modes_seen")
 	elbo, eubo, est, logZ := c.Column("elbo"), c.Column("eubo"), c.Column("log_z_est"), c.Column("log_z")
 	xmax := float64(r.Rounds - 1)
-	modesChart := plot.Chart{Title: title + ": modes found", XLabel: "round", YLabel: "modes", XMax: xmax,
+	modesChart := plot.Chart{Title: title + ": modes found", XLabel: "round", YLabel: "modes", XMax: xmax, YZero: true,
 		Series: []plot.Series{{Name: "online samples", X: x, Y: modes}}}
 	if n := r.ModesTotal; n > 0 {
 		modesChart.Title = fmt.Sprintf("%s: modes found (of %d)", title, n)

@@ -36,7 +36,7 @@ func (f *family) Figures(dir string, curve *run.Curve) error {
 	}
 	// The x axes cover the whole run: its budget of reward calls.
 	calls := float64(res.Summary.RewardCalls)
-	modesChart := plot.Chart{Title: fmt.Sprintf("modes found, %v", g), XLabel: "reward calls", YLabel: "modes",
+	modesChart := plot.Chart{Title: fmt.Sprintf("modes found, %v", g), XLabel: "reward calls", YLabel: "modes", YZero: true,
 		Series: []plot.Series{{Name: string(res.Summary.Method), X: x, Y: modes}}, XMax: calls}
 	if n := g.NumModes(); n > 0 {
 		modesChart.Refs = []plot.Ref{{Name: fmt.Sprintf("all %d modes", n), Y: float64(n)}}
