@@ -37,6 +37,21 @@ func TestHeatmaps(t *testing.T) {
 	if w, h := decode(t, p); w <= 2*h {
 		t.Errorf("3 panels drawn %d×%d, want a wide image", w, h)
 	}
+	// The colour bar under the panels runs from viridis purple to yellow.
+	img := decodeImage(t, p)
+	b := img.Bounds()
+	var purple, yellow bool
+	for y := b.Min.Y + b.Dy()*4/5; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			r, g, bl = r>>8, g>>8, bl>>8
+			purple = purple || (r < 0x50 && g < 0x10 && bl > 0x50 && bl < 0x60)
+			yellow = yellow || (r > 0xf0 && g > 0xe0 && bl < 0x40)
+		}
+	}
+	if !purple || !yellow {
+		t.Errorf("no colour bar under the panels: purple %v, yellow %v", purple, yellow)
+	}
 	if err := Heatmaps(p, nil, "mass", ""); err == nil {
 		t.Error("no error for no panels")
 	}
