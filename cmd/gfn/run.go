@@ -30,7 +30,7 @@ Commands:
   sample   draw samples from a checkpoint's Student to CSV
   eval     evaluate a checkpoint's Student (exact, bound and distance metrics) as JSON
   reward   print the score and reward of sequences of a sequence-design task
-  bench    the paper's tables and speed: gfn bench grid|diffusion|biochem|speed (resumable
+  bench    the paper's tables and speed: gfn bench grid|diffusion|biochem|objectives|speed (resumable
            runs, --status, --slurm)
   view     a live dashboard of the runs under directories in the web browser: curves
            overlaid, states, figures, summaries, bench tables (gfn view runs)
