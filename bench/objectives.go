@@ -269,7 +269,7 @@ func (r ObjectivesRun) markdown(w io.Writer, rs []objectiveResult) {
 			prec int
 		}{
 			{"modes found", func(x objectiveResult) float64 { return x.modes }, 1},
-			{"L1", func(x objectiveResult) float64 { return x.l1 }, 5},
+			{"L1", func(x objectiveResult) float64 { return x.l1 }, -1},
 			{"ELBO", func(x objectiveResult) float64 { return x.elbo }, 3},
 			{"EUBO", func(x objectiveResult) float64 { return x.eubo }, 3},
 			{"log Z error", func(x objectiveResult) float64 { return x.logZErr }, 3},
@@ -305,7 +305,11 @@ func (r ObjectivesRun) markdown(w io.Writer, rs []objectiveResult) {
 						}
 					}
 					mean, std := meanStd(v)
-					fmt.Fprintf(w, " %.*f ± %.*f |", cols[i].prec, mean, cols[i].prec, std)
+					if p := cols[i].prec; p < 0 { // spans decades (the grids' L1): 3 significant digits
+						fmt.Fprintf(w, " %.3g ± %.2g |", mean, std)
+					} else {
+						fmt.Fprintf(w, " %.*f ± %.*f |", p, mean, p, std)
+					}
 				}
 				var wall []float64
 				for _, x := range sel {
