@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"time"
 )
 
 // ExecRunner returns a Runner that runs the gfn binary bin with the
@@ -19,6 +20,7 @@ import (
 // that a bench killed mid-table leaves no training behind that would race
 // with the next invocation's resumption of the same run.
 func ExecRunner(bin, logDir string, env []string) Runner {
+	const stopWait = 2 * time.Minute
 	return func(ctx context.Context, args []string) error {
 		name := "run"
 		for _, flag := range []string{"--out", "--resume"} {
@@ -35,6 +37,10 @@ func ExecRunner(bin, logDir string, env []string) Runner {
 		}
 		defer f.Close()
 		cmd := exec.CommandContext(ctx, bin, args...)
+		// A bench interrupted (Ctrl-C, SIGTERM) interrupts its runs the
+		// same way, so each writes its checkpoint; one that does not stop
+		// within stopWait is killed.
+		cmd.Cancel, cmd.WaitDelay = func() error { return stopGently(cmd) }, stopWait
 		cmd.Env = env
 		cmd.Stdout, cmd.Stderr = f, f
 		// The parent-death signal is sent when the thread that started the

@@ -12,3 +12,7 @@ func killWithParent(cmd *exec.Cmd) {
 	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 }
+
+// stopGently asks cmd's process to stop as Ctrl-C would: a training run
+// writes a checkpoint and exits (gfn train handles SIGTERM).
+func stopGently(cmd *exec.Cmd) error { return cmd.Process.Signal(syscall.SIGTERM) }
