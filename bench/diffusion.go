@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gfngo/gfn/target"
 	"io"
 	"math"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gfngo/gfn/target"
 
 	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/energy"
@@ -553,6 +554,26 @@ func ReadDiffusionCSV(r io.Reader) ([]DiffusionResult, error) {
 // not reported.
 type Stat struct{ Mean, Std float64 }
 
+// embeddedCSV parses an embedded table of published numbers, and returns
+// its rows and a reader of a numeric cell (empty: NaN). A malformed file is
+// a programmer error: it panics naming the file.
+func embeddedCSV(name, text string) ([][]string, func(string) float64) {
+	rows, err := csv.NewReader(strings.NewReader(text)).ReadAll()
+	if err != nil {
+		panic("bench: embedded " + name + ": " + err.Error())
+	}
+	return rows, func(s string) float64 {
+		if s == "" {
+			return math.NaN()
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			panic("bench: embedded " + name + ": " + err.Error())
+		}
+		return v
+	}
+}
+
 // PaperDiffusionRow is one row of the paper's diffusion tables for a task.
 type PaperDiffusionRow struct {
 	Table, Ref, Method, Task string
@@ -565,20 +586,7 @@ type PaperDiffusionRow struct {
 
 // PaperDiffusion returns the paper's rows in the paper's order.
 func PaperDiffusion() []PaperDiffusionRow {
-	rows, err := csv.NewReader(strings.NewReader(paperDiffusion)).ReadAll()
-	if err != nil {
-		panic("bench: embedded paper_diffusion.csv: " + err.Error())
-	}
-	f := func(s string) float64 {
-		if s == "" {
-			return math.NaN()
-		}
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			panic("bench: embedded paper_diffusion.csv: " + err.Error())
-		}
-		return v
-	}
+	rows, f := embeddedCSV("paper_diffusion.csv", paperDiffusion)
 	var ps []PaperDiffusionRow
 	for _, r := range rows[1:] {
 		ps = append(ps, PaperDiffusionRow{Table: r[0], Ref: r[1], Method: r[2], Task: r[3],

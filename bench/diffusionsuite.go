@@ -2,7 +2,6 @@ package bench
 
 import (
 	_ "embed"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
@@ -41,20 +40,7 @@ type SuitePaperRow struct {
 
 // PaperSuite returns the published rows in the file's order.
 func PaperSuite() []SuitePaperRow {
-	rows, err := csv.NewReader(strings.NewReader(paperSuite)).ReadAll()
-	if err != nil {
-		panic("bench: embedded paper_suite.csv: " + err.Error())
-	}
-	f := func(s string) float64 {
-		if s == "" {
-			return math.NaN()
-		}
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			panic("bench: embedded paper_suite.csv: " + err.Error())
-		}
-		return v
-	}
+	rows, f := embeddedCSV("paper_suite.csv", paperSuite)
 	var ps []SuitePaperRow
 	for _, r := range rows[1:] {
 		ps = append(ps, SuitePaperRow{Source: r[0], Method: r[1], Task: r[2],

@@ -88,16 +88,7 @@ func (o *Objective) Eval(env Env, m Model, logZ *nn.Param, tr *Trajectories, log
 			}
 		}
 	}
-	if err := o.Obj.Eval(b, &o.g, &o.r); err != nil {
-		return 0, err
-	}
-	if delta != nil {
-		copy(delta, o.r.Delta)
-	}
-	if perObject != nil {
-		copy(perObject, o.r.PerObject)
-	}
-	return o.r.Loss, nil
+	return o.eval(delta, perObject)
 }
 
 // RewardCalls is the number of rewards the last Eval asked of the
@@ -236,16 +227,7 @@ func (o *Objective) evalFM(env Env, m Model, tr *Trajectories, logR, delta, perO
 	for i, e := range f.edgeOut {
 		b.OutLogF[i] = edge(e)
 	}
-	if err := o.Obj.Eval(b, &o.g, &o.r); err != nil {
-		return 0, err
-	}
-	if delta != nil {
-		copy(delta, o.r.Delta)
-	}
-	if perObject != nil {
-		copy(perObject, o.r.PerObject)
-	}
-	return o.r.Loss, nil
+	return o.eval(delta, perObject)
 }
 
 // gradFM backpropagates flow matching's edge gradients into the model.
@@ -266,13 +248,13 @@ func (o *Objective) gradFM(env Env, m Model) {
 // mdbScratch is modified DB's view of a batch: the trajectories with at
 // least one move, and where their states' stop rows are.
 type mdbScratch struct {
-	keep   []int // trajectories with a move, in order
-	stop   []int32
-	xs     []int32 // the stopped versions of visited states, to score
-	which  []int   // their state index in the batch
-	logR   []float64
-	row    []int32 // per state: its logits row (-1: a terminal reached by a move)
-	calls  int
+	keep  []int // trajectories with a move, in order
+	stop  []int32
+	xs    []int32 // the stopped versions of visited states, to score
+	which []int   // their state index in the batch
+	logR  []float64
+	row   []int32 // per state: its logits row (-1: a terminal reached by a move)
+	calls int
 }
 
 // evalMDB runs modified DB: the moves of each trajectory (its stop
@@ -397,4 +379,18 @@ func (o *Objective) gradMDB(env Env, m Model, tr *Trajectories) {
 	}
 	nn.LogSoftmaxBackward(&tb.dlogits, &tb.logp, &tb.dlogp)
 	m.Backward(widen(&tb.dwide, &tb.dlogits, tb.width))
+}
+
+// eval runs the objective on o.b and copies its per-object values out.
+func (o *Objective) eval(delta, perObject []float64) (float64, error) {
+	if err := o.Obj.Eval(&o.b, &o.g, &o.r); err != nil {
+		return 0, err
+	}
+	if delta != nil {
+		copy(delta, o.r.Delta)
+	}
+	if perObject != nil {
+		copy(perObject, o.r.PerObject)
+	}
+	return o.r.Loss, nil
 }
