@@ -20,7 +20,9 @@ func TestExecRunnerStopsGently(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ExecRunner(script, filepath.Join(dir, "logs"), os.Environ())(ctx, []string{"train", "--out", filepath.Join(dir, "run")}) }()
+	go func() {
+		done <- ExecRunner(script, filepath.Join(dir, "logs"), os.Environ())(ctx, []string{"train", "--out", filepath.Join(dir, "run")})
+	}()
 	time.Sleep(300 * time.Millisecond) // the script installs its trap
 	cancel()
 	select {

@@ -75,7 +75,7 @@ type Summary struct {
 	Samples  int      `json:"eval_samples"`
 	// The final evaluation's suite metrics of the Student.
 	SuiteMetrics
-	Notes        []string `json:"notes,omitempty"`
+	Notes []string `json:"notes,omitempty"`
 }
 
 // SuiteMetrics are the suite's metrics of a sampler's samples (package
