@@ -62,6 +62,7 @@ func setupDiffusion(c *trainCmd) error {
 		c.stored = fmt.Sprintf("%s, method %s, seed %d", stored.Task, stored.Method, stored.Seed)
 	}
 	c.unit, c.budget, c.ckEvery = "iteration", "iterations", 500
+	c.outName = "<task>-<method>[-ls]-seed<seed>"
 	c.also = []string{"preset", "drift-clip"}
 	c.synopsis = "Train a diffusion sampler (a GFlowNet over R^d), with an adaptive Teacher by default, on\n" + strings.Join(energy.Names, ", ") + ". Defaults shown are the task's default preset's:\npaper on 25gmm and manywell (it reproduces the paper's table; --preset reference switches to the\nreleased code's settings), sendera (Sendera et al. 2024) on funnel and lgcp, blessing (Blessing et\nal. 2024's budget) on gmm40, gmm40-50d and mos; gfn train --task lgcp --help shows a task's.\nWrites metrics.csv, summary.json (with EMC, |delta log Z| and MMD where they apply),\ncheckpoint.safetensors + config.json, samples.png and curves.png to --out."
 	presetTask, taskHelp := c.task, "target: "+strings.Join(energy.Names, ", ")

@@ -28,18 +28,14 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *weights != "" && *figures {
 		return usagef("--weights evaluates; --figures only redraws: give one of them")
 	}
-	f, err := familyOfRun(*dir)
-	if *dir != "" && err != nil {
-		return err
-	}
-	if !flagGiven(fs, "samples") && f != nil {
-		*n = f.evalSamples
-	}
-	r, done, err := openRun(ctx, *dir, *command, stderr)
+	r, f, done, err := openRun(ctx, *dir, *command, stderr)
 	if err != nil {
 		return err
 	}
 	defer done()
+	if !flagGiven(fs, "samples") {
+		*n = f.evalSamples
+	}
 	if *figures {
 		d, ok := r.(interface{ redraw(seed uint64) error })
 		if !ok {

@@ -67,24 +67,28 @@ func allTasks() string {
 	return strings.Join(slices.Concat(task.Names, energy.Names, biochem.Names), ", ")
 }
 
-// familyOfRun returns the family of the run checkpointed in dir, reading
-// its header (or, for a checkpoint of an earlier gfn, its metadata key:
-// its family's reader then says to migrate it).
-func familyOfRun(dir string) (*family, error) {
+// familyOfRun returns the family of the run checkpointed in dir and the
+// checkpoint's header, reading it once (for a checkpoint of an earlier
+// gfn, the family of its metadata key and a nil header: that family's
+// reader then says to migrate it).
+func familyOfRun(dir string) (*family, *gfnrun.Header, error) {
 	if err := checkpointPresent(dir); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ck, err := gfnrun.Open(dir)
 	var legacy *gfnrun.LegacyError
 	for _, f := range families {
-		if err == nil && ck.Header.Kind == f.kind || errors.As(err, &legacy) && legacy.Key == f.legacy {
-			return f, nil
+		switch {
+		case err == nil && ck.Header.Kind == f.kind:
+			return f, &ck.Header, nil
+		case errors.As(err, &legacy) && legacy.Key == f.legacy:
+			return f, nil, nil
 		}
 	}
 	if err != nil {
-		return nil, usageError{err}
+		return nil, nil, usageError{err}
 	}
-	return nil, usagef("%s holds a checkpoint of kind %q, which gfn cannot read (allowed: grid, diffusion, sequence)", dir, ck.Header.Kind)
+	return nil, nil, usagef("%s holds a checkpoint of kind %q, which gfn cannot read (allowed: grid, diffusion, sequence)", dir, ck.Header.Kind)
 }
 
 // familyOfProgram returns the family that trains on k's programs.
@@ -97,39 +101,39 @@ func familyOfProgram(k rewardcmd.Kind) *family {
 	return nil
 }
 
-// openRun loads the run in dir: with its recorded reward program if it
-// has one (started here, with command instead of the recorded one if
-// that is set; the caller calls the returned close), else with its
-// built-in task.
-func openRun(ctx context.Context, dir, command string, stderr io.Writer) (opened, func(), error) {
+// openRun loads the run in dir and returns it with its family: with its
+// recorded reward program if it has one (started here, with command
+// instead of the recorded one if that is set; the caller calls the
+// returned close), else with its built-in task.
+func openRun(ctx context.Context, dir, command string, stderr io.Writer) (opened, *family, func(), error) {
 	none := func() {}
 	if dir == "" {
-		return nil, none, usagef("--checkpoint is required: the output directory of a gfn train run")
+		return nil, nil, none, usagef("--checkpoint is required: the output directory of a gfn train run")
 	}
-	f, err := familyOfRun(dir)
+	f, _, err := familyOfRun(dir)
 	if err != nil {
-		return nil, none, err
+		return nil, nil, none, err
 	}
 	rec, recErr := readRewardRecord(dir)
 	if recErr != nil {
 		if command != "" {
-			return nil, none, usagef("--reward-cmd is for the runs of reward programs; %s is a built-in task's", dir)
+			return nil, nil, none, usagef("--reward-cmd is for the runs of reward programs; %s is a built-in task's", dir)
 		}
 		o, err := f.open(dir, nil)
-		return o, none, err
+		return o, f, none, err
 	}
 	if command != "" {
 		rec.Command = command
 	}
 	c, err := rewardcmd.Start(ctx, rec.Command, rec.Shape, rec.options(syncWriter(stderr)))
 	if err != nil {
-		return nil, none, err
+		return nil, nil, none, err
 	}
 	u := &userReward{rec: rec, client: c, stderr: stderr}
 	o, err := f.open(dir, u)
 	if err != nil {
 		u.close()
-		return nil, none, err
+		return nil, nil, none, err
 	}
-	return o, u.close, nil
+	return o, f, u.close, nil
 }

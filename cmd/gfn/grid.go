@@ -38,6 +38,7 @@ func setupGrid(c *trainCmd) error {
 	spec := task.Spec{}
 	c.synopsis = "Train a Student GFlowNet, with an adaptive Teacher by default, on the deceptive hypergrid.\nWrites metrics.csv, summary.json, checkpoint.safetensors + config.json and PNG figures to --out."
 	c.unit, c.budget, c.ckEvery = "iteration", "reward-calls", 500 // Ctrl-C and crashes lose at most that (Ctrl-C nothing: it checkpoints)
+	c.outName = "<task>-d<dim>-H<side>-<method>-seed<seed>"
 	fs := c.fs
 	help := "environment: " + strings.Join(task.Names, ", ")
 	if u != nil {

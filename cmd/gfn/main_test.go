@@ -565,7 +565,7 @@ func TestRewardArguments(t *testing.T) {
 // evalDefault is gfn eval's default --samples for the run in dir.
 func evalDefault(t *testing.T, dir string) int {
 	t.Helper()
-	f, err := familyOfRun(dir)
+	f, _, err := familyOfRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *n < 1 {
 		return usagef("n %d must be at least 1", *n)
 	}
-	r, done, err := openRun(ctx, *dir, *command, stderr)
+	r, _, done, err := openRun(ctx, *dir, *command, stderr)
 	if err != nil {
 		return err
 	}

@@ -63,6 +63,7 @@ func setupSeq(c *trainCmd) error {
 		c.synopsis, taskHelp = u.synopsis(), "seq: sequences scored by the --reward-cmd program"
 	}
 	c.unit, c.budget, c.ckEvery = "round", "rounds", 100
+	c.outName = "<task>-<method>-seed<seed>"
 	c.addTaskFlag(taskHelp)
 	method := fs.String("method", string(d.Method), "training method: "+joinMethods(seqtrain.Methods)+" (teacher: teacher-per)")
 	fs.StringVar(&d.Objective, "objective", "tb", "the Student's training objective: "+strings.Join(seqtrain.Objectives, ", ")+" (db and subtb learn state flows: --policy mlp); the Teacher trains with TB on the Student's per-object loss")

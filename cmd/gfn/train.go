@@ -22,6 +22,7 @@ import (
 // every family shares, and the hooks the family's setup adds.
 type trainCmd struct {
 	fs             *flag.FlagSet
+	ck             *gfnrun.Header // the resumed run's checkpoint header
 	fam            *family
 	args           []string
 	task           string // the task (on --resume, the run's)
@@ -36,6 +37,7 @@ type trainCmd struct {
 
 	// Set by the family's setup.
 	synopsis string
+	outName  string   // the default output directory under runs/, as --help shows it
 	unit     string   // "iteration" or "round"
 	budget   string   // the flag that extends a resumed run
 	also     []string // further flags a resumed run takes
@@ -68,6 +70,10 @@ type trainCmd struct {
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c := &trainCmd{args: args, task: flagValue(args, "task"), resume: flagValue(args, "resume"), stdout: stdout, stderr: stderr}
 	var f *family
+	resumed := func() (err error) {
+		f, c.ck, err = familyOfRun(c.resume)
+		return err
+	}
 	switch {
 	case wantsRewardCmd(args):
 		u, err := newUserReward(args, stdout, stderr)
@@ -75,12 +81,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		c.u, c.stderr, f = u, u.stderr, familyOfProgram(u.rec.Kind)
+		if c.resume != "" {
+			if err := resumed(); err != nil {
+				return err
+			}
+		}
 		if c.task == "" && f == gridFamily {
 			c.task = "hypergrid"
 		}
 	case c.resume != "":
-		var err error
-		if f, err = familyOfRun(c.resume); err != nil {
+		if err := resumed(); err != nil {
 			return err
 		}
 	case c.task == "":
@@ -108,7 +118,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(c.fs.Output(), "Usage: gfn train [flags]\n\n%s\n\nFlags:\n", c.synopsis)
 		c.fs.PrintDefaults()
 	}
-	c.fs.StringVar(&c.out, "out", "", "output directory (default runs/"+c.defaultOut()+")")
+	c.fs.StringVar(&c.out, "out", "", "output directory (default runs/"+c.outName+")")
 	c.fs.String("resume", "", "continue the run checkpointed in this directory (its settings come from the checkpoint); with --"+c.budget+", a larger budget extends it, a finished run included")
 	c.fs.BoolVar(&c.quiet, "quiet", false, "no progress bar")
 	c.fs.BoolVar(&c.tensorboard, "tensorboard", false, "also write the curve as a TensorBoard event file (events.out.tfevents.*) into the output directory, a point at a time (tensorboard --logdir); a resumed run keeps it")
@@ -127,17 +137,6 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return c.resumeRun(ctx)
 	}
 	return c.freshRun(ctx)
-}
-
-// defaultOut describes the default output directory in --help.
-func (c *trainCmd) defaultOut() string {
-	if c.unit == "round" {
-		return "<task>-<method>-seed<seed>"
-	}
-	if c.budget == "iterations" {
-		return "<task>-<method>[-ls]-seed<seed>"
-	}
-	return "<task>-d<dim>-H<side>-<method>-seed<seed>"
 }
 
 // options are the driver's options from the shared flags.
@@ -191,15 +190,15 @@ func (c *trainCmd) resumeRun(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ck, err := gfnrun.Open(c.resume)
-	if err != nil {
-		return usageError{err}
+	ck := c.ck
+	if ck == nil { // the family's reader accepted a checkpoint Open did not
+		return usagef("%s: the checkpoint has no header to resume from", c.resume)
 	}
 	if err := c.u.start(ctx, dir); err != nil {
 		return err
 	}
 	defer c.u.close()
-	at := fmt.Sprintf("%s %d of %d", c.unit, ck.Header.Done, ck.Header.Total)
+	at := fmt.Sprintf("%s %d of %d", c.unit, ck.Done, ck.Total)
 	if flagGiven(c.fs, c.budget) {
 		at += fmt.Sprintf("; extending to --%s %s", c.budget, c.fs.Lookup(c.budget).Value)
 	}
@@ -263,15 +262,15 @@ func printRunSummary(w io.Writer, s any, dir string) {
 
 // addTaskFlag defines --task with the family's tasks in its help.
 func (c *trainCmd) addTaskFlag(help string) {
-	others := []string{}
+	if c.u != nil {
+		c.fs.String("task", c.task, help)
+		return
+	}
+	var others []string
 	for _, g := range families {
 		if g != c.fam {
 			others = append(others, strings.Join(g.tasks, "|"))
 		}
-	}
-	if c.u != nil {
-		c.fs.String("task", c.task, help)
-		return
 	}
 	c.fs.String("task", c.task, help+" (other families: gfn train --task "+strings.Join(others, " or ")+" --help; a reward program's: seq, points, hypergrid, gfn train --reward-cmd CMD --task seq --help)")
 }
