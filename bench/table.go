@@ -244,6 +244,15 @@ func writeResults(dir string, csv func(io.Writer) error, md string) error {
 	return safefile.WriteBytes(filepath.Join(dir, "results.md"), []byte(md))
 }
 
+// quickSeeds is the seeds a table asks for: seeds, or 1 for a --quick
+// table that names none (0 means the table's own count otherwise).
+func quickSeeds(seeds int, quick bool) int {
+	if seeds == 0 && quick {
+		return 1
+	}
+	return seeds
+}
+
 // GridRun is a grid table with its options, as RunTable takes it.
 type GridRun struct {
 	T GridTable
@@ -256,8 +265,8 @@ func (g GridRun) Name() string { return "bench grid " + g.T.Name }
 // Dir is the table's directory.
 func (g GridRun) Dir() string { return g.O.Out }
 
-// Seeds is the seeds asked.
-func (g GridRun) Seeds() int { return g.O.Seeds }
+// Seeds is the seeds asked (1 for a --quick table unless set).
+func (g GridRun) Seeds() int { return quickSeeds(g.O.Seeds, g.O.Quick) }
 
 // Jobs lists the asked runs.
 func (g GridRun) Jobs() ([]Job, error) {
@@ -309,8 +318,8 @@ func (d DiffusionRun) Name() string { return "bench diffusion " + d.T.Name }
 // Dir is the table's directory.
 func (d DiffusionRun) Dir() string { return d.O.Dir(d.T) }
 
-// Seeds is the seeds asked.
-func (d DiffusionRun) Seeds() int { return d.O.Seeds }
+// Seeds is the seeds asked (1 for a --quick table unless set).
+func (d DiffusionRun) Seeds() int { return quickSeeds(d.O.Seeds, d.O.Quick) }
 
 // Jobs lists the asked runs.
 func (d DiffusionRun) Jobs() ([]Job, error) {
@@ -375,8 +384,8 @@ func (b BiochemRun) Name() string {
 // Dir is the table's directory.
 func (b BiochemRun) Dir() string { return b.O.Dir() }
 
-// Seeds is the seeds asked.
-func (b BiochemRun) Seeds() int { return b.O.Seeds }
+// Seeds is the seeds asked (1 for a --quick table unless set).
+func (b BiochemRun) Seeds() int { return quickSeeds(b.O.Seeds, b.O.Quick) }
 
 // Jobs lists the asked runs.
 func (b BiochemRun) Jobs() ([]Job, error) {

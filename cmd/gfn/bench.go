@@ -243,7 +243,7 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := newFlagSet("bench grid", "Run every method × grid × seed of one of the paper's grid tables as separate gfn train\nprocesses (resumable: runs with a summary.json are skipped, runs with a checkpoint and no\nsummary continue with gfn train --resume; runs checkpoint every 1,000 iterations), then write\nresults.csv, results.md (mean ± std next to the paper's numbers) and figures/ to --out, from\nevery finished run of the table there (a --methods or --grids subset keeps the others' rows).")
 	table := fs.String("table", "tb", "table to reproduce: "+strings.Join(names, ", ")+" (tb is the paper's main grid table, Table 1)")
 	tf := addTableFlags(fs, "methods", "seeds per method and grid (0 = the table's: 5 for tb, 3 otherwise)", "smoke run: 1 seed, 1/20 of the reward calls, 2000 evaluation samples")
-	out := fs.String("out", "", "output directory (default runs/bench-grid-<table>)")
+	out := fs.String("out", "", "output directory (default runs/bench-grid-<table>, runs/bench-grid-<table>-quick with --quick)")
 	evalSamples := fs.Int("eval-samples", 0, "fresh Student samples for the empirical L1 (0 = 100000, 2000 with --quick)")
 	grids := fs.String("grids", "", "comma-separated subset of grids, like d2H128,d4H16")
 	if err := tf.parse(fs, args, stdout); err != nil {
@@ -262,6 +262,9 @@ func runBenchGrid(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	o := bench.GridOptions{Out: *out, Seeds: *tf.seeds, Jobs: *tf.jobs, Quick: *tf.quick, EvalSamples: *evalSamples, CollectOnly: *tf.collect}
 	if o.Out == "" {
 		o.Out = filepath.Join("runs", "bench-grid-"+t.Name)
+		if o.Quick {
+			o.Out += "-quick"
+		}
 	}
 	if o.Methods, err = tf.methodList(func(m string) error {
 		if _, ok := bench.GridMethods[m]; !ok {
@@ -314,6 +317,20 @@ func (f tableFlags) parse(fs *flag.FlagSet, args []string, stdout io.Writer) err
 		return usagef("seeds %d must be >= 0 and jobs %d >= 1", *f.seeds, *f.jobs)
 	}
 	return f.slurm.check(fs, *f.collect)
+}
+
+// quickOut gives a --quick table its own default root, <out>-quick, so
+// smoke runs never mix with (or are refused beside) the table's real runs;
+// an --out given on the command line is kept.
+func (f tableFlags) quickOut(fs *flag.FlagSet, out *string) {
+	if !*f.quick {
+		return
+	}
+	set := false
+	fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == "out" })
+	if !set {
+		*out += "-quick"
+	}
 }
 
 // methodList splits --methods, each checked by known (which names the
@@ -411,7 +428,7 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs := newFlagSet("bench diffusion", "Run every method × task × seed of one of the paper's diffusion-sampler tables as separate gfn\ntrain processes, --jobs at a time, into --out/<table>/<task>-<method>-seed<S>. Resumable: a run\nwith a summary.json is skipped, one with a checkpoint and no summary is continued with gfn\ntrain --resume (checkpoints every 500 iterations), others start afresh. Then writes\nresults.csv, results.md (mean ± std next to the paper's numbers) and figures/ to --out/<table>,\nfrom every finished run of the table there (a --methods or --tasks subset keeps the others'\nrows). A run whose final ELBO is more than 1 nat below its first evaluation's (step 0, after\none iteration) diverged: it is left out of the means, stds and mean curves, counted as \"+N\ndiverged\" and named with its iteration in results.md, and kept in results.csv (start_elbo,\ndiverged_at). Tables: main (Table 2: smc, ggns, pis, tb, eps, prt, per, teacher on 25gmm and\nmanywell), alpha (teacher with alpha 0 and 0.5; alpha 0.5 copies main's finished teacher runs,\nthe same command), local-search (per and teacher with --ls on manywell), passes (per and\nteacher with --buffer-passes, the authors' stale buffer draws, on 25gmm; not in the paper),\nsuite (tb, eps, prt, per, teacher, pis on funnel, gmm40, gmm40-50d, mos and lgcp, each at its\ndefault preset, with EMC, |delta log Z| and MMD and the published numbers of Sendera et al. 2024).")
 	table := fs.String("table", "main", "table to reproduce: "+strings.Join(names, ", ")+" (main is the paper's Table 2)")
 	tf := addTableFlags(fs, "methods", "seeds per method and task (0 = the paper's 5; 1 with --quick)", "smoke run: 1 seed, 40 iterations of 64 trajectories of 20 steps, width 64, small evaluations")
-	out := fs.String("out", filepath.Join("runs", "bench-diffusion"), "root output directory: the table's runs and results go to <out>/<table>")
+	out := fs.String("out", filepath.Join("runs", "bench-diffusion"), "root output directory: the table's runs and results go to <out>/<table> (default with --quick: runs/bench-diffusion-quick)")
 	tasks := fs.String("tasks", "", "comma-separated tasks ("+strings.Join(slices.Concat(bench.DiffusionTasks, bench.SuiteTasks), ", ")+"; default the table's)")
 	preset := fs.String("preset", "", "training settings of every task (default: each task's default preset: paper for 25gmm and manywell, which reproduces the paper's table; sendera for funnel and lgcp; blessing for gmm40, gmm40-50d and mos); reference is the released code's")
 	iterations := fs.Int("iterations", 0, "replace every preset's iterations (0: the presets'); the runs go to <out>/<table>-it<N>")
@@ -422,6 +439,7 @@ func runBenchDiffusion(ctx context.Context, args []string, stdout, stderr io.Wri
 		}
 		return err
 	}
+	tf.quickOut(fs, out)
 	t, err := bench.DiffusionTableByName(*table)
 	if err != nil {
 		return usageError{err}
@@ -460,7 +478,7 @@ func runBenchObjectives(ctx context.Context, args []string, stdout, stderr io.Wr
 	}
 	fs := newFlagSet("bench objectives", "Train every objective of each task's family without and with the Teacher (grid and diffusion: tb and\nteacher; sequences: per and teacher-per), each task × objective × method × seed as a gfn train\nprocess, --jobs at a time, into <out>/objectives. Resumable like the other tables. Then writes\nresults.csv and results.md (per task, mean ± std over seeds of what its family measures).\nTasks: "+strings.Join(names, ", ")+" (the grids at the paper's budgets, the diffusion samplers' paper\npreset); the sequence tasks' rows use the mlp policy (db and subtb need its flow head, which ssr lacks).")
 	tf := addTableFlags(fs, "objectives", "seeds per task, objective and method (0 = 3; 1 with --quick)", "smoke run: 1 seed at each task's smoke budget")
-	out := fs.String("out", filepath.Join("runs", "bench-objectives"), "root output directory: the runs and results go to <out>/objectives")
+	out := fs.String("out", filepath.Join("runs", "bench-objectives"), "root output directory: the runs and results go to <out>/objectives (default with --quick: runs/bench-objectives-quick)")
 	tasks := fs.String("tasks", "", "comma-separated tasks (default all: "+strings.Join(names, ", ")+")")
 	if err := tf.parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
@@ -468,6 +486,7 @@ func runBenchObjectives(ctx context.Context, args []string, stdout, stderr io.Wr
 		}
 		return err
 	}
+	tf.quickOut(fs, out)
 	o := bench.ObjectivesOptions{Out: *out, Seeds: *tf.seeds, Quick: *tf.quick, CollectOnly: *tf.collect}
 	if *tasks != "" {
 		for _, k := range strings.Split(*tasks, ",") {

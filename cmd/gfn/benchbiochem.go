@@ -46,7 +46,7 @@ func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Write
 	tasks := fs.String("task", "all", "tasks: all (the table's: every task for main, tfbind8 for the others), or a comma-separated list of "+strings.Join(bench.BiochemTasks, ", "))
 	fs.StringVar(tasks, "tasks", "all", "the same as --task (the name bench diffusion uses)")
 	tf := addTableFlags(fs, "methods", fmt.Sprintf("runs per method and task, with seeds 0 to seeds-1 (0 = %d; 1 with --quick)", bench.BiochemDefaultSeeds), "smoke run: 1 seed, 1/20 of each task's rounds, an evaluation every quarter of those, 256 evaluation samples")
-	out := fs.String("out", filepath.Join("runs", "bench-biochem"), "root output directory: the runs and results go to <out>/biochem (other tables: <out>/biochem-<table>)")
+	out := fs.String("out", filepath.Join("runs", "bench-biochem"), "root output directory: the runs and results go to <out>/biochem (other tables: <out>/biochem-<table>; default with --quick: runs/bench-biochem-quick)")
 	ckEvery := fs.Int("checkpoint-every", bench.BiochemCheckpointEvery, "rounds between a run's checkpoints (0 = only at the end)")
 	if err := tf.parse(fs, args, stdout); err != nil {
 		if errors.Is(err, errHelp) {
@@ -54,6 +54,7 @@ func runBenchBiochem(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 		return err
 	}
+	tf.quickOut(fs, out)
 	if *ckEvery < 0 {
 		return usagef("checkpoint-every %d must be >= 0", *ckEvery)
 	}

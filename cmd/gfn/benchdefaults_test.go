@@ -73,3 +73,31 @@ func TestBenchStatus(t *testing.T) {
 		}
 	}
 }
+
+// A --quick table lists, runs and collects one seed in its own default
+// directory, apart from the full table's runs.
+func TestBenchQuickStatus(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, c := range []struct {
+		cmd, want string
+	}{
+		{"grid", "bench grid tb (runs/bench-grid-tb-quick): 24 runs, 0 finished"},
+		{"diffusion", "bench diffusion main (runs/bench-diffusion-quick/main): 16 runs, 0 finished"},
+		{"biochem", "bench biochem (runs/bench-biochem-quick/biochem): 24 runs, 0 finished"},
+		{"objectives", "bench objectives (runs/bench-objectives-quick/objectives): "},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := []string{"bench", c.cmd, "--quick", "--status"}
+		if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+			t.Fatalf("gfn %v: %v\n%s", args, err, stderr.String())
+		}
+		if !strings.HasPrefix(stdout.String(), c.want) || strings.Contains(stdout.String(), "seed 1 ") {
+			t.Errorf("gfn %v:\n%s\nwant it to start with %q and list seed 0 only", args, stdout.String(), c.want)
+		}
+	}
+	// An --out on the command line is kept as given.
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"bench", "grid", "--quick", "--status", "--out", "mine"}, &stdout, &stderr); err != nil || !strings.HasPrefix(stdout.String(), "bench grid tb (mine): 24 runs") {
+		t.Errorf("gfn bench grid --quick --status --out mine: %v\n%s", err, stdout.String())
+	}
+}
