@@ -43,6 +43,17 @@ type Optim struct {
 	// (t_model.*) to this joint norm (0: no clipping), as the reference
 	// code does for its Teacher only.
 	ClipTime float64 `json:"clip_time,omitempty"`
+	// FlowLR is the flow network's Adam learning rate (the objectives db,
+	// subtb, fl-db, fl-subtb); 0 means DefaultFlowLR.
+	FlowLR float64 `json:"flow_lr,omitempty"`
+}
+
+// flowLR is FlowLR or its default.
+func (o Optim) flowLR() float64 {
+	if o.FlowLR == 0 {
+		return DefaultFlowLR
+	}
+	return o.FlowLR
 }
 
 // Config holds every training setting. Start from DefaultConfig (the
@@ -100,12 +111,19 @@ type Config struct {
 	// Reward is the Teacher's reward (and PER's priority): the log-of-log
 	// reference form with C = 19, α = 0.5 by default.
 	Reward teacher.Reward `json:"reward"`
-	// Objective is the Student's objective: tb (empty, both papers') or
+	// Objective is the Student's objective: tb (empty, both papers'),
 	// vargrad (gfn-diffusion's "tb-avg": the variance of log R + Σ log P_B
-	// − Σ log P_F over the batch, no log Z learned; the Student's log Z
-	// then holds the batch mean). The Teacher trains with TB, paid from
-	// the Student's per-object loss (package objective).
+	// − Σ log P_F over the batch, no log Z learned), db or subtb (with a
+	// flow network of (x, t), gfn-diffusion's conditional flow model), or
+	// fl-db or fl-subtb (the same with gfn-diffusion's partial energy:
+	// forward-looking flows, T − 1 energy evaluations per trajectory).
+	// Without a learned log Z the Student's log Z holds the objective's
+	// estimate (VarGrad's batch mean, the flows' mean log F(s_0)). The
+	// Teacher trains with TB, paid from the Student's per-object loss
+	// (package objective).
 	Objective string `json:"objective,omitempty"`
+	// Lambda is SubTB's λ (subtb, fl-subtb); 0 means DefaultLambda, 2.
+	Lambda float64 `json:"lambda,omitempty"`
 	// Percentile fixes the log-reward threshold at this percentile of
 	// one batch of the untrained Student's samples (90 in the reference
 	// code); objects at or below it do not train the Teacher nor enter
@@ -192,7 +210,7 @@ func (c Config) milestones() []int {
 }
 
 // Objectives lists the Student's objectives of the diffusion samplers.
-var Objectives = []string{"tb", "vargrad"}
+var Objectives = []string{"tb", "vargrad", "db", "subtb", "fl-db", "fl-subtb"}
 
 // objective is the Student's objective ("tb" when empty).
 func (c Config) objective() string {
@@ -240,6 +258,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("diffusion: percentile %v must be in [0, 100]", c.Percentile)
 	case !slices.Contains(Objectives, c.objective()):
 		return fmt.Errorf("diffusion: objective %q is not available for diffusion samplers (allowed: %s)", c.Objective, strings.Join(Objectives, ", "))
+	case !(c.Lambda >= 0) || math.IsInf(c.Lambda, 0):
+		return fmt.Errorf("diffusion: lambda %v must be finite and > 0 (0: the default %v)", c.Lambda, DefaultLambda)
+	case c.Lambda != 0 && c.objective() != "subtb" && c.objective() != "fl-subtb":
+		return fmt.Errorf("diffusion: lambda %v weighs subtb's sub-trajectories; objective %s has none", c.Lambda, c.objective())
+	case !(c.Student.FlowLR >= 0) || math.IsInf(c.Student.FlowLR, 0):
+		return fmt.Errorf("diffusion: flow learning rate %v must be finite and > 0 (0: the default %v)", c.Student.FlowLR, DefaultFlowLR)
 	case c.Method == MethodPIS && c.objective() != "tb":
 		return fmt.Errorf("diffusion: method pis trains by its own loss through the trajectory; objective %s does not apply", c.Objective)
 	case c.Method == MethodPIS && c.ExploreAll:

@@ -38,11 +38,22 @@ func tiny(opt run.Options) RunOptions {
 // TestDriverConformance runs the driver's conformance suite on a short
 // diffusion run: stop and resume, kill -9 and resume, cancel, extension
 // and corrupt checkpoints.
-func TestDriverConformance(t *testing.T) {
+func TestDriverConformance(t *testing.T) { conformance(t, "") }
+
+// TestDriverConformanceFlows is the suite with a flow objective, whose
+// checkpoints hold the flow network and its Adam state too (a test of its
+// own: the suite's kill case reruns its top-level test in a child).
+func TestDriverConformanceFlows(t *testing.T) { conformance(t, "fl-subtb") }
+
+// conformance runs the suite with the Student's objective obj (a flow
+// objective checkpoints its flow network too).
+func conformance(t *testing.T, obj string) {
 	const units = 12
+	cfg := conformanceConfig(units)
+	cfg.Objective = obj
 	runtest.Check(t, runtest.Subject{
 		Run: func(ctx context.Context, opt run.Options) error {
-			_, err := Run(ctx, energy.GMM25{}, conformanceConfig(units), tiny(opt))
+			_, err := Run(ctx, energy.GMM25{}, cfg, tiny(opt))
 			return err
 		},
 		Resume: func(ctx context.Context, dir string, extra int, opt run.Options) error {

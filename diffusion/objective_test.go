@@ -46,8 +46,4 @@ func TestVarGrad(t *testing.T) {
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "pis") {
 		t.Errorf("pis with vargrad: %v", err)
 	}
-	cfg.Method, cfg.Objective = MethodTB, "subtb"
-	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "allowed: tb, vargrad") {
-		t.Errorf("subtb on diffusion: %v", err)
-	}
 }

@@ -243,19 +243,27 @@ func (s *sampler) Backward(p Process, x []float32, n int, rng *rand.Rand, dst *b
 
 // scoreBackward sets b.LogPB to each trajectory's Σ_{i≥1} log P_B(x_i |
 // x_{i+1}) under the Brownian bridge.
-func (p Process) scoreBackward(b *batch) {
+func (p Process) scoreBackward(b *batch) { p.scoreBackwardSteps(b, nil) }
+
+// scoreBackwardSteps is scoreBackward that also writes, if steps is not
+// nil, each transition's log P_B(x_i | x_{i+1}) into steps[i·n + r]
+// (step-major, T·n values; 0 for i = 0, where x_0 = 0 is certain).
+func (p Process) scoreBackwardSteps(b *batch, steps []float64) {
 	d := p.Dim
 	clear(b.LogPB)
+	if steps != nil {
+		clear(steps[:b.N])
+	}
 	// Rows in parallel, each row's steps in order (the serial loop's sums).
 	if !rowsParallel(b.N, p.Steps*d) {
-		p.scoreBackwardRows(b, 0, b.N)
+		p.scoreBackwardRows(b, steps, 0, b.N)
 		return
 	}
-	forRows(b.N, p.Steps*d, func(lo, hi int) { p.scoreBackwardRows(b, lo, hi) })
+	forRows(b.N, p.Steps*d, func(lo, hi int) { p.scoreBackwardRows(b, steps, lo, hi) })
 }
 
-// scoreBackwardRows is scoreBackward for the batch rows [lo, hi).
-func (p Process) scoreBackwardRows(b *batch, lo, hi int) {
+// scoreBackwardRows is scoreBackwardSteps for the batch rows [lo, hi).
+func (p Process) scoreBackwardRows(b *batch, steps []float64, lo, hi int) {
 	d, dt := p.Dim, p.dt()
 	for i := 1; i < p.Steps; i++ {
 		a := float64(i) / float64(i+1)
@@ -268,7 +276,11 @@ func (p Process) scoreBackwardRows(b *batch, lo, hi int) {
 				e := float64(prev[k]) - float64(cur[k])*a
 				q += e * e
 			}
-			b.LogPB[r] -= (q/v + c) / 2
+			lp := (q/v + c) / 2
+			b.LogPB[r] -= lp
+			if steps != nil {
+				steps[i*b.N+r] = -lp
+			}
 		}
 	}
 }

@@ -17,6 +17,11 @@ type balance struct {
 	// pass.
 	MaxRows int
 
+	// StepLogPF, if not nil (T·n values), receives each transition's
+	// log P_F(x_{i+1} | x_i) at [i·n + r] (step-major) from Eval and
+	// EvalRecorded: the per-step inputs of the flow objectives.
+	StepLogPF []float64
+
 	x, dy nn.Matrix
 	ts    []float32
 	// out is the output of Eval's single pass (nil after a chunked Eval).
@@ -56,7 +61,7 @@ func (tb *balance) Eval(p Process, net Policy, logZ float64, b *batch, logR, del
 	for i0 := 0; i0 < p.Steps; i0 += k {
 		kk := min(k, p.Steps-i0)
 		out := tb.forward(p, net, b, i0, kk)
-		scoreRows(p, out, b, i0, kk, b.LogPF)
+		scoreRows(p, out, b, i0, kk, b.LogPF, tb.StepLogPF)
 		if kk == p.Steps {
 			tb.out = out
 		}
@@ -73,7 +78,7 @@ func (tb *balance) EvalRecorded(p Process, out *nn.Matrix, logZ float64, b *batc
 		panic("diffusion: a recorded pass of the wrong size")
 	}
 	clear(b.LogPF[:n])
-	scoreRows(p, out, b, 0, p.Steps, b.LogPF)
+	scoreRows(p, out, b, 0, p.Steps, b.LogPF, tb.StepLogPF)
 	tb.out = out
 	return residuals(b, logZ, logR, delta)
 }
@@ -103,9 +108,23 @@ func (tb *balance) Grad(p Process, net Policy, logZ *nn.Param, b *batch, delta [
 	if logZ != nil {
 		logZ.Grad[0] += float32(-sum / float64(n))
 	}
-	scale := -1 / float64(n)
+	tb.grad(p, net, b, delta, -1/float64(n), nil)
+}
+
+// GradSteps accumulates into the parameters' gradients the gradient of a
+// loss whose derivative with respect to each transition's log P_F(x_{i+1}
+// | x_i) is w[i·n + r] (step-major, T·n values), after Eval on b. As with
+// Grad, net must not have run another Forward since a one-pass Eval.
+func (tb *balance) GradSteps(p Process, net Policy, b *batch, w []float64) {
+	tb.grad(p, net, b, nil, 0, w)
+}
+
+// grad backpropagates the weights scale·delta[r] of every step of row r,
+// or stepW per step if not nil.
+func (tb *balance) grad(p Process, net Policy, b *batch, delta []float64, scale float64, stepW []float64) {
+	n := b.N
 	if tb.out != nil {
-		gradRows(p, tb.out, b, 0, p.Steps, delta, scale, &tb.dy)
+		gradRows(p, tb.out, b, 0, p.Steps, delta, scale, stepW, &tb.dy)
 		net.Backward(&tb.dy)
 		tb.out = nil
 		return
@@ -114,14 +133,15 @@ func (tb *balance) Grad(p Process, net Policy, logZ *nn.Param, b *batch, delta [
 	for i0 := 0; i0 < p.Steps; i0 += k {
 		kk := min(k, p.Steps-i0)
 		out := tb.forward(p, net, b, i0, kk)
-		gradRows(p, out, b, i0, kk, delta, scale, &tb.dy)
+		gradRows(p, out, b, i0, kk, delta, scale, stepW, &tb.dy)
 		net.Backward(&tb.dy)
 	}
 }
 
 // scoreRows adds each trajectory's log P_F of steps [i0, i0+k), from the
-// policy outputs out (k·n rows), into logPF.
-func scoreRows(p Process, out *nn.Matrix, b *batch, i0, k int, logPF []float64) {
+// policy outputs out (k·n rows), into logPF, and writes each step's into
+// steps[i·n + r] if steps is not nil.
+func scoreRows(p Process, out *nn.Matrix, b *batch, i0, k int, logPF, steps []float64) {
 	n, d, dt := b.N, p.Dim, p.dt()
 	ldt := math.Log(dt)
 	// A fixed variance needs no log or exp per value (same bits).
@@ -129,14 +149,14 @@ func scoreRows(p Process, out *nn.Matrix, b *batch, i0, k int, logPF []float64) 
 	dtv0 := dt * math.Exp(lv0)
 	// Rows in parallel, each row's steps in order (the serial loop's sums).
 	if !rowsParallel(n, k*d) {
-		scoreRowsOf(p, out, b, i0, k, logPF, ldt, lv0, dtv0, 0, n)
+		scoreRowsOf(p, out, b, i0, k, logPF, steps, ldt, lv0, dtv0, 0, n)
 		return
 	}
-	forRows(n, k*d, func(lo, hi int) { scoreRowsOf(p, out, b, i0, k, logPF, ldt, lv0, dtv0, lo, hi) })
+	forRows(n, k*d, func(lo, hi int) { scoreRowsOf(p, out, b, i0, k, logPF, steps, ldt, lv0, dtv0, lo, hi) })
 }
 
 // scoreRowsOf is scoreRows for the batch rows [lo, hi).
-func scoreRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, logPF []float64, ldt, lv0, dtv0 float64, lo, hi int) {
+func scoreRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, logPF, steps []float64, ldt, lv0, dtv0 float64, lo, hi int) {
 	n, d, dt := b.N, p.Dim, p.dt()
 	for j := range k {
 		xi, xn := b.Step(i0+j), b.Step(i0+j+1)
@@ -153,36 +173,45 @@ func scoreRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, logPF []float64
 				lp += res*res/dtv + log2Pi + ldt + lv
 			}
 			logPF[r] -= lp / 2
+			if steps != nil {
+				steps[(i0+j)*n+r] = -lp / 2
+			}
 		}
 	}
 }
 
 // gradRows sets dy (k·n × 2d) to the gradient of Σ_r scale·δ_r·Σ_i log
-// P_F(r, i) with respect to the outputs of steps [i0, i0+k):
+// P_F(r, i) (or, if stepW is not nil, Σ_{r,i} stepW[i·n + r]·log P_F(r,
+// i)) with respect to the outputs of steps [i0, i0+k):
 //
 //	∂log P_F/∂u_c = res_c/e^λ_c,  ∂log P_F/∂λ_c = ½(res_c²/(dt·e^λ_c) − 1),
 //
 // with res = x_{i+1} − x_i − dt·u and, for a learned variance,
 // ∂λ/∂v = ρ·(1 − tanh² v).
-func gradRows(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, scale float64, dy *nn.Matrix) {
+func gradRows(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, scale float64, stepW []float64, dy *nn.Matrix) {
 	n, d := b.N, p.Dim
 	dy.Resize(k*n, 2*d)
 	ev0 := math.Exp(math.Log(p.Sigma2))
 	if !rowsParallel(n, k*d) {
-		gradRowsOf(p, out, b, i0, k, delta, scale, dy, ev0, 0, n)
+		gradRowsOf(p, out, b, i0, k, delta, scale, stepW, dy, ev0, 0, n)
 		return
 	}
-	forRows(n, k*d, func(lo, hi int) { gradRowsOf(p, out, b, i0, k, delta, scale, dy, ev0, lo, hi) })
+	forRows(n, k*d, func(lo, hi int) { gradRowsOf(p, out, b, i0, k, delta, scale, stepW, dy, ev0, lo, hi) })
 }
 
 // gradRowsOf is gradRows for the batch rows [lo, hi).
-func gradRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, scale float64, dy *nn.Matrix, ev0 float64, lo, hi int) {
+func gradRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, scale float64, stepW []float64, dy *nn.Matrix, ev0 float64, lo, hi int) {
 	n, d, dt := b.N, p.Dim, p.dt()
 	for j := range k {
 		xi, xn := b.Step(i0+j), b.Step(i0+j+1)
 		for r := lo; r < hi; r++ {
 			o, g := out.Row(j*n+r), dy.Row(j*n+r)
-			w := scale * delta[r]
+			var w float64
+			if stepW != nil {
+				w = stepW[(i0+j)*n+r]
+			} else {
+				w = scale * delta[r]
+			}
 			for c := range d {
 				ev := ev0
 				if p.LearnedVariance {

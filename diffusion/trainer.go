@@ -77,6 +77,9 @@ func (a *Agent) step(s float64) {
 	}
 	a.Opt.Groups[0].LR = a.opt.LR * s
 	a.Opt.Groups[1].LR = a.opt.LogZLR * s
+	if len(a.Opt.Groups) > 2 { // the flow network
+		a.Opt.Groups[2].LR = a.opt.flowLR() * s
+	}
 	a.Opt.Step()
 }
 
@@ -118,6 +121,9 @@ type Trainer struct {
 		batch objective.Batch
 		res   objective.Result
 	}
+	// flows is the Student's flow objective (db, subtb, fl-db, fl-subtb),
+	// or nil; its flow network trains in the Student's Adam, a third group.
+	flows   *flowObjective
 	term    []float64 // the Teacher reward's δ term (floored below the threshold)
 	logRT   []float64
 	kept    []int
@@ -328,6 +334,14 @@ func newTrainer(e energy.Energy, cfg Config) (*Trainer, error) {
 	if cfg.objective() == "vargrad" {
 		t.vargrad.Obj = &objective.VarGrad{}
 	}
+	if flowObjectives[cfg.objective()] {
+		if t.flows, err = newFlowObjective(cfg, proc.Dim, t.rng); err != nil {
+			return nil, err
+		}
+		s := t.Student
+		s.Opt = nn.NewAdam(s.Opt.Groups[0], s.Opt.Groups[1], nn.Group{Params: t.flows.params(), LR: cfg.Student.flowLR()})
+		s.Opt.WeightDecay = cfg.Student.WeightDecay
+	}
 	t.initUpdate()
 	return t, nil
 }
@@ -395,6 +409,12 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		t.xs, t.logR = t.buffer.Sample(cfg.Batch, t.rng, t.xs[:0], t.logR[:0])
 		t.Student.sampler.Backward(t.Proc, t.xs, cfg.Batch, t.rng, &t.batch)
 	}
+	if t.flows != nil && t.flows.forward {
+		// The forward-looking flows score the batch's intermediate states.
+		if err := t.flows.partialEnergy(t); err != nil {
+			return it, err
+		}
+	}
 	it.StudentLoss, it.TeacherLoss = t.update.Run()
 	if t.Teacher == nil {
 		it.TeacherLoss = math.NaN()
@@ -432,6 +452,11 @@ func (t *Trainer) initUpdate() {
 		nn.ZeroGrad(s.Params())
 		logZ := float64(s.LogZ.Value[0])
 		var loss float64
+		if f := t.flows; f != nil {
+			f.stepPF = growF(f.stepPF, t.cfg.Steps*n)
+			s.tb.StepLogPF = f.stepPF
+			defer func() { s.tb.StepLogPF = nil }()
+		}
 		if out := s.sampler.Recorded; out != nil {
 			s.sampler.Recorded = nil
 			loss = s.tb.EvalRecorded(t.Proc, out, logZ, &t.batch, t.logR, t.delta)
@@ -441,6 +466,11 @@ func (t *Trainer) initUpdate() {
 		if t.vargrad.Obj != nil {
 			loss = t.varGrad()
 		}
+		if t.flows != nil {
+			var est float64
+			loss, est = t.flows.eval(t)
+			s.LogZ.Value[0] = float32(est)
+		}
 		return loss
 	}
 	if t.Teacher != nil || t.cfg.Method == MethodPER {
@@ -448,13 +478,17 @@ func (t *Trainer) initUpdate() {
 	}
 	u.StudentGrad = func() { s.tb.Grad(t.Proc, s.Model, s.LogZ, &t.batch, t.delta) }
 	u.StudentUpdate = func() { s.step(t.cfg.lrScale(t.Step)) }
-	if t.vargrad.Obj != nil { // no log Z to learn
+	if t.vargrad.Obj != nil || t.flows != nil { // no log Z to learn
 		u.StudentGrad = func() { s.tb.Grad(t.Proc, s.Model, nil, &t.batch, t.delta) }
+		if t.flows != nil {
+			u.StudentGrad = func() { t.flows.backward(t) }
+		}
 		u.StudentUpdate = func() {
+			est := s.LogZ.Value[0]
 			s.step(t.cfg.lrScale(t.Step))
 			// Adam would move it (weight decay alone is a full-size step
 			// once normalised): it holds the estimate.
-			s.LogZ.Value[0] = float32(t.vargrad.res.LogZ)
+			s.LogZ.Value[0] = est
 		}
 	}
 	if t.Teacher != nil {

@@ -43,7 +43,7 @@ func newMLP(c Config, dim int, rng *rand.Rand) *mlp {
 	for l := 1; l < c.JointLayers; l++ {
 		n.head.hidden = append(n.head.hidden, newDense(fmt.Sprintf("joint_model.model.%d", 2*l), h, h, true, rng))
 	}
-	n.head.out = zeroDense(fmt.Sprintf("joint_model.model.%d", 2*c.JointLayers), h, 2*dim, rng)
+	n.head.out = zeroDense(fmt.Sprintf("joint_model.model.%d", 2*c.JointLayers), h, c.out(dim), rng)
 	// The products between hidden layers take c.Precision (Config).
 	n.s2.prec, n.j1.prec = c.Precision, c.Precision
 	for _, l := range n.head.hidden {

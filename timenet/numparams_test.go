@@ -3,6 +3,8 @@ package timenet
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gfngo/gfn/nn"
 )
 
 // NumParams counts the values of the parameters New builds, for both
@@ -19,6 +21,8 @@ func TestNumParams(t *testing.T) {
 		{Config{Arch: PIS, Hidden: 6, Harmonics: 2}, 2},
 		{Config{Arch: PIS, Hidden: 3, JointLayers: 5}, 4},
 		{Config{Arch: PIS}, 10},
+		{Config{Hidden: 4, Out: 1}, 3},
+		{Config{Arch: PIS, Hidden: 5, Out: 1}, 2},
 	} {
 		net, err := New(c.cfg, c.dim, rand.New(rand.NewPCG(1, 2)))
 		if err != nil {
@@ -28,6 +32,10 @@ func TestNumParams(t *testing.T) {
 		for _, p := range net.Params() {
 			want += len(p.Value)
 		}
+		x := nn.NewMatrix(2, c.dim)
+		if y := net.Forward(x, []float32{0.5}); y.Cols != c.cfg.out(c.dim) {
+			t.Errorf("%+v: %d outputs, want %d", c.cfg, y.Cols, c.cfg.out(c.dim))
+		}
 		got, err := NumParams(c.cfg, c.dim)
 		if err != nil || got != float64(want) {
 			t.Errorf("NumParams(%+v, %d) = %v, %v; want %d", c.cfg, c.dim, got, err, want)
@@ -36,7 +44,7 @@ func TestNumParams(t *testing.T) {
 	for _, c := range []struct {
 		cfg Config
 		dim int
-	}{{Config{Hidden: -1}, 2}, {Config{Arch: "x"}, 2}, {Config{}, 0}, {Config{Arch: PIS, Hidden: 4, StateEmb: 3}, 2}} {
+	}{{Config{Hidden: -1}, 2}, {Config{Arch: "x"}, 2}, {Config{}, 0}, {Config{Arch: PIS, Hidden: 4, StateEmb: 3}, 2}, {Config{Out: -1}, 2}} {
 		if _, err := NumParams(c.cfg, c.dim); err == nil {
 			t.Errorf("NumParams(%+v, %d): no error", c.cfg, c.dim)
 		}

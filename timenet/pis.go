@@ -44,7 +44,7 @@ func newPIS(c Config, dim int, rng *rand.Rand) *pis {
 	for l := 1; l <= c.JointLayers; l++ {
 		n.head.hidden = append(n.head.hidden, newDense(fmt.Sprintf("joint_model.model.%d.0", l), h, h, true, rng))
 	}
-	n.head.out = zeroDense(fmt.Sprintf("joint_model.model.%d", c.JointLayers+1), h, 2*dim, rng)
+	n.head.out = zeroDense(fmt.Sprintf("joint_model.model.%d", c.JointLayers+1), h, c.out(dim), rng)
 	// The products between hidden layers take c.Precision (Config).
 	for _, l := range n.head.hidden {
 		l.prec = c.Precision

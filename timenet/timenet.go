@@ -46,6 +46,12 @@ type Config struct {
 	// (its JointPolicy ignores joint_layers); other values extend it with
 	// h×h layers.
 	JointLayers int
+	// Out is the width of the output layer; 0 means 2·dim, the drift and
+	// the raw log-variance of a policy. A flow network, the learned
+	// log-flow log F(x, t) of the diffusion samplers' DB and SubTB, has
+	// Out = 1 (gfn-diffusion's FlowModel, there on the policy's shared
+	// embeddings, here with its own).
+	Out int `json:",omitempty"`
 	// Precision is the arithmetic of the hidden layers' products (forward
 	// and both backward products; nn.Precision): in Reference, the state
 	// branch's second layer (B₂), the first joint layer's state half (C₁ˢ)
@@ -72,7 +78,7 @@ func (c Config) resolved() (Config, error) {
 	if c.Arch != Reference && c.Arch != PIS {
 		return c, fmt.Errorf("timenet: Arch = %q, want %q or %q", c.Arch, Reference, PIS)
 	}
-	if c.Hidden < 0 || c.Harmonics < 0 || c.StateEmb < 0 || c.TimeEmb < 0 || c.JointLayers < 0 {
+	if c.Hidden < 0 || c.Harmonics < 0 || c.StateEmb < 0 || c.TimeEmb < 0 || c.JointLayers < 0 || c.Out < 0 {
 		return c, fmt.Errorf("timenet: negative size in %+v, want sizes ≥ 0 (0 means the default)", c)
 	}
 	if c.Hidden == 0 {
@@ -96,8 +102,17 @@ func (c Config) resolved() (Config, error) {
 	return c, nil
 }
 
+// out is the output width on states of dimension dim (Out, or 2·dim).
+func (c Config) out(dim int) int {
+	if c.Out > 0 {
+		return c.Out
+	}
+	return 2 * dim
+}
+
 // Net is a time-conditioned policy network: for rows x (n×d) it returns
-// n×2d outputs, the drift u (first d columns), then the raw log-variance v.
+// n×2d outputs, the drift u (first d columns), then the raw log-variance v
+// (n×Out outputs if Config.Out is set).
 type Net interface {
 	// Dim is the state dimension d.
 	Dim() int
@@ -167,13 +182,13 @@ func NumParams(cfg Config, dim int) (float64, error) {
 	}
 	// A dense layer from a to b has (a+1)·b weights with its bias.
 	dense := func(a, b int) float64 { return (float64(a) + 1) * float64(b) }
-	h, H, d := c.Hidden, c.Harmonics, dim
+	h, H, d, o := c.Hidden, c.Harmonics, dim, c.out(dim)
 	if c.Arch == PIS {
-		return float64(H) + dense(2*H, h) + dense(h, h) + dense(d, h) + float64(c.JointLayers)*dense(h, h) + dense(h, 2*d), nil
+		return float64(H) + dense(2*H, h) + dense(h, h) + dense(d, h) + float64(c.JointLayers)*dense(h, h) + dense(h, o), nil
 	}
 	S, tau := c.StateEmb, c.TimeEmb
 	return dense(2*H, h) + dense(h, tau) + dense(d, h) + dense(h, S) + dense(S+tau, h) +
-		float64(c.JointLayers-1)*dense(h, h) + dense(h, 2*d), nil
+		float64(c.JointLayers-1)*dense(h, h) + dense(h, o), nil
 }
 
 // checkInput panics unless x has dim columns and rows that split into

@@ -87,7 +87,9 @@ func setupDiffusion(c *trainCmd) error {
 	c.addTaskFlag(taskHelp)
 	fs.String("preset", preset, "settings: paper (the paper's text, which reproduces its table) or reference (the released code) for 25gmm and manywell; sendera (Sendera et al. 2024) for funnel and lgcp; blessing (Blessing et al. 2024's budget on this library's process) for gmm40, gmm40-50d and mos")
 	method := fs.String("method", string(d.Method), "training method: tb, eps (exploration noise), prt, per, teacher, pis (path integral sampler: gradients through the trajectory), smc (sequential Monte Carlo) and ggns (gradient-guided nested sampling): no training, see --method smc --help")
-	fs.StringVar(&d.Objective, "objective", "tb", "the Student's training objective: "+strings.Join(diffusion.Objectives, ", ")+" (vargrad: the batch variance of log R + sum log P_B - sum log P_F, no log Z learned); the Teacher trains with TB on the Student's per-object loss")
+	fs.StringVar(&d.Objective, "objective", "tb", "the Student's training objective: "+strings.Join(diffusion.Objectives, ", ")+" (vargrad: the batch variance of log R + sum log P_B - sum log P_F, no log Z learned; db and subtb: with a flow network of (x, t); fl-db and fl-subtb: forward-looking flows, t log R(x_t) + (1-t) log p_ref(x_t) + the network, T-1 energy evaluations per trajectory); the Teacher trains with TB on the Student's per-object loss")
+	fs.Float64Var(&d.Lambda, "lambda", diffusion.DefaultLambda, "subtb, fl-subtb: weight lambda^(j-i) of each sub-trajectory i..j (gfn-diffusion's default 2)")
+	fs.Float64Var(&d.Student.FlowLR, "flow-lr", diffusion.DefaultFlowLR, "db, subtb, fl-db, fl-subtb: the flow network's learning rate (gfn-diffusion's --lr_flow)")
 	fs.BoolVar(&d.LocalSearch, "ls", false, "MALA local search from the buffer every --ls-every iterations (per and teacher)")
 	fs.IntVar(&d.LSEvery, "ls-every", d.LSEvery, "iterations between local searches (on Student slots)")
 	fs.IntVar(&d.Iterations, "iterations", d.Iterations, "training iterations")
@@ -169,6 +171,18 @@ func setupDiffusion(c *trainCmd) error {
 		d.Method = diffusion.Method(*method)
 		if d.Objective == "tb" {
 			d.Objective = "" // as earlier runs' config.json says
+		}
+		if flagGiven(fs, "lambda") && d.Objective != "subtb" && d.Objective != "fl-subtb" {
+			return "", usagef("--lambda %v weighs subtb's sub-trajectories; objective %q has none", d.Lambda, d.Objective)
+		}
+		if d.Objective != "subtb" && d.Objective != "fl-subtb" {
+			d.Lambda = 0
+		}
+		if !slices.Contains([]string{"db", "subtb", "fl-db", "fl-subtb"}, d.Objective) {
+			if flagGiven(fs, "flow-lr") {
+				return "", usagef("--flow-lr %v: objective %q learns no flow network (db, subtb, fl-db and fl-subtb do)", d.Student.FlowLR, d.Objective)
+			}
+			d.Student.FlowLR = 0
 		}
 		if d.Milestones, err = parseInts(*milestones); err != nil {
 			return "", usagef("milestones %q: %v", *milestones, err)
