@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -49,5 +50,41 @@ func TestObjectivesTableQuick(t *testing.T) {
 	}
 	if st := Status(jobs, 1); len(st) != 4 {
 		t.Errorf("status lists %d runs", len(st))
+	}
+}
+
+// The diffusion rows carry |log Z − ELBO| and |log Z − ELBO-IS| from the
+// runs' summaries and Sendera et al.'s published rows beside them, with
+// their source.
+func TestObjectivesTablePublished(t *testing.T) {
+	r := ObjectivesRun{O: ObjectivesOptions{Out: t.TempDir(), Seeds: 2, Tasks: []string{"25gmm"}, Objectives: []string{"fl-subtb"}}}
+	jobs, err := r.Jobs()
+	if err != nil || len(jobs) != 4 {
+		t.Fatalf("%d jobs (%v), want 4", len(jobs), err)
+	}
+	for i, j := range jobs {
+		// ELBO −0.5 − i/10: |log Z − ELBO| = 0.5 + i/10 with log Z = 3.
+		s := fmt.Sprintf(`{"elbo": %v, "elbo_is": 2.9, "eubo": 4, "log_z": 3.25, "true_log_z": 3, "wall_seconds": 60}`, 2.5-float64(i)/10)
+		if err := os.MkdirAll(j.Dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(j.Dir, "summary.json"), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md, _, err := r.Write()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Seeds 0 and 1 of tb are jobs 0 and 2 (seed-major): Δ 0.5 and 0.7.
+	for _, want := range []string{"| Δ log Z | Δ log Z (IS) |", "| fl-subtb | tb (2) |", "0.600 ± 0.100 | 0.100 ± 0.000 |", "| 0.250 ± 0.000 |",
+		"| FL-SubTB | published |", "1.127 ± 0.010 | 1.020 ± 0.010 |", "| TB | published |", "Sendera et al. 2024"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("results.md lacks %q:\n%s", want, md)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(r.Dir(), "results.csv"))
+	if !strings.Contains(string(b), "delta_log_z_elbo,delta_log_z_is") {
+		t.Errorf("results.csv lacks the Δ log Z columns:\n%s", b)
 	}
 }

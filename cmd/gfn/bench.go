@@ -17,6 +17,7 @@ import (
 	"github.com/gfngo/gfn/bench"
 	"github.com/gfngo/gfn/diffusion"
 	"github.com/gfngo/gfn/nn"
+	"github.com/gfngo/gfn/objective"
 	"github.com/gfngo/gfn/safefile"
 )
 
@@ -503,7 +504,13 @@ func runBenchObjectives(ctx context.Context, args []string, stdout, stderr io.Wr
 				return nil
 			}
 		}
-		return usagef("objective %q is in no task of the table (allowed: tb, db, subtb, vargrad, fm, mdb)", m)
+		var all []string
+		for _, o := range objective.Names {
+			if slices.ContainsFunc(bench.ObjectiveTasks, func(t bench.ObjectiveTask) bool { return slices.Contains(t.Objectives, o) }) {
+				all = append(all, o)
+			}
+		}
+		return usagef("objective %q is in no task of the table (allowed: %s)", m, strings.Join(all, ", "))
 	}); err != nil {
 		return err
 	}

@@ -169,9 +169,6 @@ func setupDiffusion(c *trainCmd) error {
 			return "", usagef("eval-every %d, eval-samples %d and final-samples %d must be >= 1", c.evalEvery, *evalSamples, *finalSamples)
 		}
 		d.Method = diffusion.Method(*method)
-		if d.Objective == "tb" {
-			d.Objective = "" // as earlier runs' config.json says
-		}
 		if flagGiven(fs, "lambda") && d.Objective != "subtb" && d.Objective != "fl-subtb" {
 			return "", usagef("--lambda %v weighs subtb's sub-trajectories; objective %q has none", d.Lambda, d.Objective)
 		}
@@ -183,6 +180,9 @@ func setupDiffusion(c *trainCmd) error {
 				return "", usagef("--flow-lr %v: objective %q learns no flow network (db, subtb, fl-db and fl-subtb do)", d.Student.FlowLR, d.Objective)
 			}
 			d.Student.FlowLR = 0
+		}
+		if d.Objective == "tb" {
+			d.Objective = "" // as earlier runs' config.json says
 		}
 		if d.Milestones, err = parseInts(*milestones); err != nil {
 			return "", usagef("milestones %q: %v", *milestones, err)

@@ -604,21 +604,43 @@ func TestGridObjectives(t *testing.T) {
 	}
 }
 
-// TestDiffusionObjectives: --objective vargrad trains a diffusion sampler,
-// and an objective the family lacks is refused naming the allowed ones.
+// TestDiffusionObjectives: --objective vargrad and fl-subtb (with
+// --lambda and --flow-lr) train a diffusion sampler; an objective the
+// family lacks is refused naming the allowed ones, and --lambda and
+// --flow-lr where they mean nothing.
 func TestDiffusionObjectives(t *testing.T) {
-	dir := t.TempDir()
-	_, _, err := runCLI("train", "--task", "25gmm", "--method", "tb", "--objective", "vargrad", "--iterations", "20", "--batch", "16",
-		"--steps", "5", "--hidden", "16", "--eval-every", "10", "--eval-samples", "32", "--final-samples", "32", "--quiet", "--out", dir)
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range [][]string{{"--objective", "vargrad"}, {"--objective", "fl-subtb", "--lambda", "3", "--flow-lr", "0.003"}} {
+		dir := t.TempDir()
+		args := append([]string{"train", "--task", "25gmm", "--method", "teacher"}, c...)
+		args = append(args, "--iterations", "20", "--batch", "16", "--steps", "5", "--hidden", "16", "--eval-every", "10",
+			"--eval-samples", "32", "--final-samples", "32", "--quiet", "--out", dir)
+		if _, _, err := runCLI(args...); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, "config.json"))
+		want := []string{`"objective": "` + c[1] + `"`}
+		if c[1] == "fl-subtb" {
+			want = append(want, `"lambda": 3`, `"flow_lr": 0.003`)
+		}
+		for _, w := range want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%v: config.json lacks %s:\n%s", c, w, b)
+			}
+		}
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, "config.json"))
-	if !strings.Contains(string(b), `"objective": "vargrad"`) {
-		t.Errorf("config.json lacks the objective:\n%s", b)
-	}
-	_, _, err = runCLI("train", "--task", "25gmm", "--objective", "subtb", "--out", t.TempDir())
-	if err == nil || !strings.Contains(err.Error(), `objective "subtb" is not available for diffusion samplers (allowed: tb, vargrad)`) {
-		t.Errorf("subtb on 25gmm: %v", err)
+	// Each refused before anything trains (a run would take minutes).
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--objective", "fm"}, `objective "fm" is not available for diffusion samplers (allowed: tb, vargrad, db, subtb, fl-db, fl-subtb)`},
+		{[]string{"--objective", "db", "--lambda", "3"}, `--lambda 3 weighs subtb's sub-trajectories; objective "db" has none`},
+		{[]string{"--flow-lr", "0.1"}, `--flow-lr 0.1: objective "tb" learns no flow network`},
+		{[]string{"--objective", "subtb", "--flow-lr", "-1"}, `flow learning rate -1 must be finite and > 0`},
+	} {
+		_, _, err := runCLI(append(append([]string{"train", "--task", "25gmm"}, c.args...), "--out", t.TempDir())...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
 	}
 }
