@@ -202,3 +202,13 @@ func (f *flowObjective) backward(t *Trainer) {
 
 // params is the flow network's parameters.
 func (f *flowObjective) params() []*nn.Param { return f.net.Params() }
+
+// FlowNet is the Student's flow network F̃(x, t) of the objectives db,
+// subtb, fl-db and fl-subtb (one output; the forward-looking objectives
+// add the partial energy to it), or nil for the others.
+func (t *Trainer) FlowNet() timenet.Net {
+	if t.flows == nil {
+		return nil
+	}
+	return t.flows.net
+}

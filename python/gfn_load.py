@@ -389,11 +389,11 @@ class FourierMLP(nn.Module):
     s_model and joint_model): x (B x d), t -> (drift, raw log-variance),
     B x 2d."""
 
-    def __init__(self, dim, hidden, harmonics, s_emb, t_emb, layers):
+    def __init__(self, dim, hidden, harmonics, s_emb, t_emb, layers, out=None):
         super().__init__()
         self.t_model = TimeEncoding(harmonics, hidden, t_emb)
         self.s_model = StateEncoding(dim, hidden, s_emb)
-        self.joint_model = JointPolicy(s_emb, t_emb, hidden, 2 * dim, layers)
+        self.joint_model = JointPolicy(s_emb, t_emb, hidden, out or 2 * dim, layers)
 
     def forward(self, x, t):
         return self.joint_model(self.s_model(x), self.t_model(_times(t, x)))
@@ -436,11 +436,11 @@ class JointPolicyPIS(nn.Module):
 class PISNet(nn.Module):
     """The path-integral-sampler network (pis_architectures)."""
 
-    def __init__(self, dim, hidden, harmonics, layers):
+    def __init__(self, dim, hidden, harmonics, layers, out=None):
         super().__init__()
         self.t_model = TimeEncodingPIS(harmonics, hidden)
         self.s_model = StateEncodingPIS(dim, hidden)
-        self.joint_model = JointPolicyPIS(hidden, 2 * dim, layers)
+        self.joint_model = JointPolicyPIS(hidden, out or 2 * dim, layers)
 
     def forward(self, x, t):
         return self.joint_model(self.s_model(x), self.t_model(_times(t, x)))
@@ -457,11 +457,23 @@ def _times(t, x):
 class DiffusionPolicy:
     """A diffusion sampler's agent: .net (FourierMLP or PISNet), .dim,
     the process (.steps, .sigma2, .learned_variance, .drift_clip) and
-    .log_z. Step i of the sampler runs at time t_i = i/steps."""
+    .log_z; .flow, the flow network of the objectives db, subtb, fl-db
+    and fl-subtb (the same architecture with one output), or None. Step i
+    of the sampler runs at time t_i = i/steps."""
 
-    def __init__(self, net, dim, steps, sigma2, learned_variance, drift_clip, log_z):
+    def __init__(self, net, dim, steps, sigma2, learned_variance, drift_clip, log_z, flow=None):
         self.net, self.dim, self.steps, self.sigma2 = net, dim, steps, sigma2
         self.learned_variance, self.drift_clip, self.log_z = learned_variance, drift_clip, log_z
+        self.flow = flow
+
+    @torch.no_grad()
+    def log_flow(self, x, t):
+        """The flow network's output F(x, t), B: the learned log-flow of
+        db and subtb; fl-db and fl-subtb add (1 - t) log p_ref(x) +
+        t log R(x) to it (docs/objectives.md)."""
+        if self.flow is None:
+            raise ValueError("this agent has no flow network (objectives db, subtb, fl-db, fl-subtb)")
+        return self.flow(torch.as_tensor(x, dtype=torch.float32), t)[:, 0]
 
     def time(self, i):
         """The float32 time of step i, as gfn computes it."""
@@ -502,26 +514,34 @@ def diffusion_policy(run, agent="student", verify=True):
     cfg = ck.config
     sd = ck.state_dict(agent)
     sd.pop("logZ", None)
+    flow_sd = {k[len("flow_model."):]: sd.pop(k) for k in list(sd) if k.startswith("flow_model.")}
     dim = cfg["dim"]
     arch = (cfg.get("net") or {}).get("Arch") or "reference"
+    net = _diffusion_net(ck, arch, dim, sd)
+    flow = _diffusion_net(ck, arch, dim, flow_sd, out=1).eval() if flow_sd else None
+    return DiffusionPolicy(net.eval(), dim, cfg["steps"], cfg["sigma2"], bool(cfg.get("learned_variance")),
+                           float(cfg.get("drift_clip") or 0), ck.log_z(agent), flow)
+
+
+def _diffusion_net(ck, arch, dim, sd, out=None):
+    """The network of architecture arch whose weights are sd, loaded."""
     if arch == "pis":
         H = sd["t_model.timestep_phase"].shape[1]
         h = sd["s_model.x_model.weight"].shape[0]
         layers = len({k for k in sd if k.startswith("joint_model.model.") and k.endswith(".0.weight")})
-        net = PISNet(dim, h, H, layers)
+        net = PISNet(dim, h, H, layers, out)
     elif arch == "reference":
         H = sd["t_model.t_model.0.weight"].shape[1] // 2
         h = sd["t_model.t_model.0.weight"].shape[0]
         t_emb = sd["t_model.t_model.2.weight"].shape[0]
         s_emb = sd["s_model.x_model.2.weight"].shape[0]
         layers = len([k for k in sd if k.startswith("joint_model.model.") and k.endswith(".weight")]) - 1
-        net = FourierMLP(dim, h, H, s_emb, t_emb, layers)
+        net = FourierMLP(dim, h, H, s_emb, t_emb, layers, out)
     else:
         raise ValueError("%s: network architecture %r is unknown" % (ck.path, arch))
     sd["t_model.pe"] = net.t_model.pe  # a fixed function of H, not stored
     net.load_state_dict(sd, strict=True)
-    return DiffusionPolicy(net.eval(), dim, cfg["steps"], cfg["sigma2"], bool(cfg.get("learned_variance")),
-                           float(cfg.get("drift_clip") or 0), ck.log_z(agent))
+    return net
 
 
 # --- sequences (gfn seq) -------------------------------------------------
@@ -577,12 +597,15 @@ class SequenceEnv:
 class SSR(nn.Module):
     """The SSR policy: an edge s -> s' scores
     clamp(scorer([enc(s), enc(s')]), -50, 50), with enc = Linear,
-    LeakyReLU, Linear and scorer = Linear, LeakyReLU, Linear(., 1)."""
+    LeakyReLU, Linear and scorer = Linear, LeakyReLU, Linear(., 1); with
+    flow=True a state-flow head log F(s) = flow(enc(s)), Linear(embed, 1)
+    (objectives db and subtb)."""
 
-    def __init__(self, features, hidden, embed):
+    def __init__(self, features, hidden, embed, flow=False):
         super().__init__()
         self.enc = nn.Sequential(nn.Linear(features, hidden), _leaky(), nn.Linear(hidden, embed))
         self.scorer = nn.Sequential(nn.Linear(2 * embed, hidden), _leaky(), nn.Linear(hidden, 1))
+        self.flow = nn.Linear(embed, 1) if flow else None
 
     def forward(self, parent, child):
         s = self.scorer(torch.cat([self.enc(parent), self.enc(child)], dim=-1)).squeeze(-1)
@@ -591,8 +614,9 @@ class SSR(nn.Module):
 
 class SequencePolicy:
     """A sequence agent: .net (SSR, or the mlp policy's nn.Sequential),
-    .kind ("ssr" or "mlp"), .env (SequenceEnv), .heads (the mlp's
-    state-flow outputs after the logits) and .log_z."""
+    .kind ("ssr" or "mlp"), .env (SequenceEnv), .heads (1 with a
+    state-flow head: SSR's flow layer, the mlp's output after the logits)
+    and .log_z."""
 
     def __init__(self, net, kind, env, heads, log_z):
         self.net, self.kind, self.env, self.heads, self.log_z = net, kind, env, heads, log_z
@@ -626,10 +650,13 @@ class SequencePolicy:
 
     @torch.no_grad()
     def log_flow(self, states):
-        """The mlp's state-flow head log F(s) (objectives db, subtb), B."""
+        """The state-flow head log F(s) (objectives db, subtb), B."""
         if self.heads < 1:
             raise ValueError("this agent has no state-flow head")
-        return self.net(self.env.features(states))[:, self.env.num_actions]
+        x = self.env.features(states)
+        if self.kind == "ssr":
+            return self.net.flow(self.net.enc(x))[:, 0]
+        return self.net(x)[:, self.env.num_actions]
 
 
 def sequence_policy(run, agent="student", alphabet=None, verify=True):
@@ -653,9 +680,9 @@ def sequence_policy(run, agent="student", alphabet=None, verify=True):
             if task not in SEQUENCE_TASKS:
                 raise ValueError("%s: task %r: give its alphabet (size or symbols)" % (ck.path, task))
             alphabet = SEQUENCE_TASKS[task][0]
-        net = SSR(features, sd["enc.0.weight"].shape[0], sd["enc.2.weight"].shape[0])
+        heads = 1 if "flow.weight" in sd else 0
+        net = SSR(features, sd["enc.0.weight"].shape[0], sd["enc.2.weight"].shape[0], flow=heads > 0)
         net.load_state_dict(sd, strict=True)
-        heads = 0
     elif kind == "mlp":
         # gfn names the mlp's layers policy..0.weight (prefix "policy." +
         # ".0"): the keys left here start with a dot.

@@ -82,6 +82,7 @@ type diffusionBlock struct {
 	XNext [][]float32 `json:"x_next"`
 	Out   [][]float64 `json:"-"`
 	LogPF []float64   `json:"-"`
+	Flow  []float64   `json:"-"` // the flow network's outputs, if any
 }
 
 type diffusionCase struct {
@@ -124,6 +125,7 @@ type results struct {
 		Blocks []struct {
 			Out   [][]float64 `json:"out"`
 			LogPF []float64   `json:"log_pf"`
+			Flow  []float64   `json:"log_flow"`
 		} `json:"blocks"`
 		LogZ *float64 `json:"log_z"`
 	} `json:"diffusion"`
@@ -197,7 +199,8 @@ func TestPythonMatchesGo(t *testing.T) {
 	}
 
 	// Diffusion: the reference network (3 joint layers, a learned
-	// variance) on 25GMM, and the PIS network on the funnel (d = 10).
+	// variance) on 25GMM, the PIS network on the funnel (d = 10), and a
+	// flow objective's Student with its flow network on 25GMM.
 	funnel, err := energy.Named("funnel")
 	if err != nil {
 		t.Fatal(err)
@@ -207,10 +210,12 @@ func TestPythonMatchesGo(t *testing.T) {
 		e    energy.Energy
 		net  timenet.Config
 		lv   bool
-	}{{"diffusion-reference", energy.GMM25{}, timenet.Config{Hidden: 16, Harmonics: 8, JointLayers: 3}, true},
-		{"diffusion-pis", funnel, timenet.Config{Arch: timenet.PIS, Hidden: 16, Harmonics: 8}, false}} {
+		obj  string
+	}{{"diffusion-reference", energy.GMM25{}, timenet.Config{Hidden: 16, Harmonics: 8, JointLayers: 3}, true, ""},
+		{"diffusion-pis", funnel, timenet.Config{Arch: timenet.PIS, Hidden: 16, Harmonics: 8}, false, ""},
+		{"diffusion-flow", energy.GMM25{}, timenet.Config{Hidden: 16, Harmonics: 8}, true, "fl-subtb"}} {
 		cfg := diffusion.DefaultConfig()
-		cfg.Method, cfg.Net, cfg.LearnedVariance = diffusion.MethodTeacher, d.net, d.lv
+		cfg.Method, cfg.Net, cfg.LearnedVariance, cfg.Objective = diffusion.MethodTeacher, d.net, d.lv, d.obj
 		cfg.Steps, cfg.Batch, cfg.Iterations = 10, 16, 30
 		cfg.Student.LR, cfg.Teacher.LR = 1e-2, 1e-2 // outputs well away from their zero start
 		dir := filepath.Join(root, d.name)
@@ -226,7 +231,11 @@ func TestPythonMatchesGo(t *testing.T) {
 			name string
 			a    *diffusion.Agent
 		}{{"student", tr.Student}, {"teacher", tr.Teacher}} {
-			c := newDiffusionCase(tr.Proc, dir, a.name, a.a.Model, rng)
+			var flow timenet.Net
+			if a.name == "student" {
+				flow = tr.FlowNet()
+			}
+			c := newDiffusionCase(tr.Proc, dir, a.name, a.a.Model, flow, rng)
 			c.LogZ = logZ(a.a.LogZ)
 			cs.Diffusion = append(cs.Diffusion, c)
 		}
@@ -248,6 +257,7 @@ func TestPythonMatchesGo(t *testing.T) {
 		method   seqtrain.Method
 		alphabet int // given to the loader (0: the loader's table)
 	}{{"seq-ssr", tfbind8, seqtrain.Policy{Kind: "ssr", Hidden: 16, Embed: 8}, "pa", "", seqtrain.TeacherPER, 0},
+		{"seq-ssr-db", tfbind8, seqtrain.Policy{Kind: "ssr", Hidden: 16, Embed: 8}, "pa", "db", seqtrain.PER, 0},
 		{"seq-mlp", gcTask{}, seqtrain.Policy{Kind: "mlp", Hidden: 16}, "append", "db", seqtrain.PER, 4}} {
 		cfg := seqtrain.DefaultConfig()
 		cfg.Method, cfg.Policy, cfg.MDP, cfg.Objective, cfg.Rounds = s.method, s.policy, s.mdp, s.obj, 20
@@ -360,6 +370,11 @@ func TestPythonMatchesGo(t *testing.T) {
 			}
 			dev.matrix(t, "diffusion outputs", where, blk.Out, ptrs(r.Blocks[k].Out), scale)
 			dev.vector(t, "diffusion log P_F", where, blk.LogPF, r.Blocks[k].LogPF, 1)
+			if blk.Flow != nil {
+				dev.vector(t, "diffusion log F", where, blk.Flow, r.Blocks[k].Flow, 1)
+			} else if r.Blocks[k].Flow != nil {
+				t.Errorf("%s: a flow network in Python, none in gfn", where)
+			}
 		}
 	}
 	for i, c := range cs.Sequence {
@@ -483,7 +498,7 @@ func newGridCase(t *testing.T, g *hypergrid.Grid, dir, agent string, m discrete.
 
 // newDiffusionCase evaluates net's outputs and one step's log P_F at three
 // steps (the first, a middle one, the last) on random states.
-func newDiffusionCase(p diffusion.Process, dir, agent string, net timenet.Net, rng *rand.Rand) *diffusionCase {
+func newDiffusionCase(p diffusion.Process, dir, agent string, net, flow timenet.Net, rng *rand.Rand) *diffusionCase {
 	c := &diffusionCase{Dir: dir, Agent: agent}
 	d, n, dt := p.Dim, 12, 1/float64(p.Steps)
 	for _, i := range []int{0, p.Steps / 2, p.Steps - 1} {
@@ -492,6 +507,11 @@ func newDiffusionCase(p diffusion.Process, dir, agent string, net timenet.Net, r
 		x := nn.NewMatrix(n, d)
 		for j := range x.Data {
 			x.Data[j] = float32(rng.NormFloat64() * math.Sqrt(p.Sigma2*float64(ti)+0.5))
+		}
+		if flow != nil {
+			for _, v := range flow.Forward(x, []float32{ti}).Data {
+				b.Flow = append(b.Flow, float64(v))
+			}
 		}
 		out := net.Forward(x, []float32{ti})
 		for r := range n {

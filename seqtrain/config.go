@@ -64,7 +64,7 @@ type Policy struct {
 	Hidden int `json:"hidden"`
 	Embed  int `json:"embed,omitempty"`
 	Layers int `json:"layers,omitempty"` // MLP hidden layers (0: 2)
-	heads  int // extra output columns of the MLP (a state-flow head)
+	heads  int // extra output columns (a state-flow head)
 }
 
 // Objectives lists the Student's objectives.
@@ -118,8 +118,9 @@ type Config struct {
 	// tb (empty, the reference's), db, subtb (sub-trajectories weighted
 	// by Lambda^(j−i); 0: 0.9) or vargrad. The Teacher trains with TB,
 	// paid from the Student's per-object loss. db and subtb learn state
-	// flows: they need the mlp policy, which then gets a flow head, or a
-	// Model with an output column beyond the actions.
+	// flows: the Student's policy then gets a flow head (ssr: a linear
+	// head on the state embedding, ssr.NewFlow; mlp: one more output), or
+	// a Model must have an output column beyond the actions.
 	Objective string      `json:"objective,omitempty"`
 	Lambda    float64     `json:"lambda,omitempty"`
 	Student   agent.Optim `json:"student"`
@@ -220,8 +221,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("seqtrain: policy %q is unknown (allowed: %s)", c.Policy.Kind, choice.List(PolicyKinds))
 	case !slices.Contains(Objectives, c.objective()):
 		return fmt.Errorf("seqtrain: objective %q is unknown (allowed: %s)", c.Objective, strings.Join(Objectives, ", "))
-	case c.flows() && c.Policy.Kind == "ssr" && c.Model == nil:
-		return fmt.Errorf("seqtrain: objective %s learns state flows, which the ssr policy has no head for (allowed with ssr: tb, vargrad; the mlp policy takes every objective)", c.Objective)
 	case c.objective() != "tb" && c.LS.Rounds > 0:
 		return fmt.Errorf("seqtrain: local search scores with the TB residual; objective %s runs without it", c.Objective)
 	case c.Lambda < 0 || math.IsInf(c.Lambda, 0) || math.IsNaN(c.Lambda):

@@ -15,12 +15,17 @@ import (
 
 // TestObjectivesTrainTowardsTarget: DB, SubTB and VarGrad Students with
 // the Teacher and PER bound and approach log Z as TB's does
-// (TestTrainsTowardsTarget), and the run resumes with its objective.
+// (TestTrainsTowardsTarget), with the mlp policy and, for the flow
+// objectives, the ssr policy's flow head too.
 func TestObjectivesTrainTowardsTarget(t *testing.T) {
 	task := toyTask{A: 3, L: 3}
 	z := task.LogZ()
-	for _, obj := range []string{"db", "subtb", "vargrad"} {
+	for _, c := range []struct{ obj, policy string }{{"db", "mlp"}, {"subtb", "mlp"}, {"vargrad", "mlp"}, {"db", "ssr"}, {"subtb", "ssr"}} {
+		obj := c.obj
 		cfg := toyConfig(TeacherPER)
+		if c.policy == "ssr" {
+			cfg.Policy = Policy{Kind: "ssr", Hidden: 16, Embed: 16}
+		}
 		cfg.Objective, cfg.Rounds = obj, 400
 		cfg.OnlineBatch, cfg.OfflineBatch = 16, 16
 		cfg.Student = agent.Optim{LR: 3e-3, LogZLR: 1e-1}
@@ -29,13 +34,13 @@ func TestObjectivesTrainTowardsTarget(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := res.Summary
-		t.Logf("%s: ELBO %.4f, EUBO %.4f, log Z %.4f (estimate error %.4f), modes %d", obj, m.ELBO, m.EUBO, z, m.LogZErr, m.ModesFound)
+		t.Logf("%s %s: ELBO %.4f, EUBO %.4f, log Z %.4f (estimate error %.4f), modes %d", obj, c.policy, m.ELBO, m.EUBO, z, m.LogZErr, m.ModesFound)
 		// ELBO ≤ log Z up to the noise of 1,024 samples of a near-exact sampler.
 		if m.ELBO > z+0.01 || z-m.ELBO > 0.3 || m.EUBO-z > 0.3 || m.ModesFound != 2 {
-			t.Errorf("%s after %d rounds: ELBO %v, EUBO %v for log Z %v, modes %d", obj, cfg.Rounds, m.ELBO, m.EUBO, z, m.ModesFound)
+			t.Errorf("%s %s after %d rounds: ELBO %v, EUBO %v for log Z %v, modes %d", obj, c.policy, cfg.Rounds, m.ELBO, m.EUBO, z, m.ModesFound)
 		}
 		if est := float64(res.Trainer.Student.LogZ.Value[0]); math.Abs(est-z) > 0.3 {
-			t.Errorf("%s: the Student's log Z estimate %v, true %v", obj, est, z)
+			t.Errorf("%s %s: the Student's log Z estimate %v, true %v", obj, c.policy, est, z)
 		}
 	}
 }
@@ -67,14 +72,13 @@ func TestObjectiveTeacherReward(t *testing.T) {
 	}
 }
 
-// TestObjectiveRefusals: flows need a head the ssr policy lacks, and
-// unknown objectives name the allowed ones.
+// TestObjectiveRefusals: unknown objectives name the allowed ones, and a
+// user's model needs a flow column for the flow objectives.
 func TestObjectiveRefusals(t *testing.T) {
 	for _, c := range []struct {
 		edit func(*Config)
 		want string
 	}{
-		{func(c *Config) { c.Objective, c.Policy = "subtb", Policy{Kind: "ssr", Hidden: 8, Embed: 8} }, "the ssr policy has no head"},
 		{func(c *Config) { c.Objective = "fm" }, `objective "fm" is unknown (allowed: tb, db, subtb, vargrad)`},
 		{func(c *Config) { c.Objective, c.LS = "vargrad", LocalSearch{Rounds: 7, Back: 3} }, "local search"},
 	} {

@@ -237,6 +237,9 @@ func (p Policy) build(env discrete.Env, prefix string, rng *rand.Rand) (discrete
 		if err != nil {
 			return nil, err
 		}
+		if p.heads > 0 {
+			return ssr.NewFlow(env, fenv, prefix, p.Hidden, p.Embed, rng), nil
+		}
 		return ssr.New(env, fenv, prefix, p.Hidden, p.Embed, rng), nil
 	case "mlp":
 		layers := p.Layers

@@ -43,6 +43,11 @@ type Model struct {
 	S1 *nn.Linear
 	// S2 is the scorer's output layer, H → 1.
 	S2 *nn.Linear
+	// Flow, if not nil, is a state-flow head on the state's embedding,
+	// log F(s) = z(s)·w_f + b_f (E → 1), written into the logits' extra
+	// column NumActions() for objectives that learn state flows (DB,
+	// SubTB: discrete.Objective). NewFlow builds a model with one.
+	Flow *nn.Linear
 
 	// fold: P_c = a·M + c0 with M = W_e2·W_bottom and c0 = b_e2·W_bottom
 	// (H² per node instead of 2HE), chosen once, at construction, when
@@ -58,6 +63,7 @@ type Model struct {
 	pc    nn.Matrix  // child halves z·W_bottom, one row per distinct node
 	h     nn.Matrix  // hidden rows of a chunk of edges
 	sc    nn.Matrix  // their scores, or their gradients in Backward
+	fl    nn.Matrix  // the flow head's output per distinct parent
 	out   nn.Matrix  // logits
 	dps   nn.Matrix
 	dpc   nn.Matrix
@@ -117,22 +123,36 @@ func New(env discrete.Env, feat discrete.Featurizer, prefix string, hidden, embe
 	}
 }
 
+// NewFlow is New with a state-flow head (Model.Flow) named
+// prefix+"flow.weight" and "flow.bias", drawn from rng after the rest:
+// Forward's logits then have NumActions()+1 columns.
+func NewFlow(env discrete.Env, feat discrete.Featurizer, prefix string, hidden, embed int, rng *rand.Rand) *Model {
+	m := New(env, feat, prefix, hidden, embed, rng)
+	m.Flow = nn.NewLinear(prefix+"flow", embed, 1, rng)
+	return m
+}
+
 // Hidden is the width H of the encoder's and the scorer's hidden layers.
 func (m *Model) Hidden() int { return m.S1.Out() }
 
 // Embed is the width E of the state embedding.
 func (m *Model) Embed() int { return m.S1.In() / 2 }
 
-// Params lists the trainable parameters: the encoder's, then the scorer's.
+// Params lists the trainable parameters: the encoder's, then the
+// scorer's, then the flow head's if there is one.
 func (m *Model) Params() []*nn.Param {
-	return append(m.Enc.Params(), m.S1.W, m.S1.B, m.S2.W, m.S2.B)
+	ps := append(m.Enc.Params(), m.S1.W, m.S1.B, m.S2.W, m.S2.B)
+	if m.Flow != nil {
+		ps = append(ps, m.Flow.W, m.Flow.B)
+	}
+	return ps
 }
 
 // Clone returns a model that shares m's parameters and has buffers of its
 // own, so that the two can run forward passes concurrently (neither may be
 // trained while the other runs).
 func (m *Model) Clone() *Model {
-	return &Model{
+	c := &Model{
 		Env:  m.Env,
 		Feat: m.Feat,
 		Enc:  m.Enc.Clone(),
@@ -141,6 +161,10 @@ func (m *Model) Clone() *Model {
 		fold: m.fold,
 		prec: m.prec,
 	}
+	if m.Flow != nil {
+		c.Flow = &nn.Linear{W: m.Flow.W, B: m.Flow.B, Act: m.Flow.Act}
+	}
+	return c
 }
 
 // SetPrecision sets the precision of the model's hidden products, forward
@@ -177,8 +201,9 @@ func (m *Model) gemm(transA, transB bool, rows, n, k int, a []float32, lda int, 
 // Forward returns rows×NumActions logits for the rows states: the clipped
 // score of every valid action's child, -Inf for the invalid actions (and
 // for every action of a terminal state). The masked log-softmax of a row is
-// then log P_F over the state's distinct children. The matrix is owned by
-// the model and valid until the next Forward.
+// then log P_F over the state's distinct children. With a flow head, a
+// last column holds each state's log F. The matrix is owned by the model
+// and valid until the next Forward.
 func (m *Model) Forward(states []int32, rows int) *nn.Matrix {
 	env := m.Env
 	w, na, k := env.StateLen(), env.NumActions(), m.Feat.FeaturesPerState()
@@ -272,10 +297,24 @@ func (m *Model) Forward(states []int32, rows int) *nn.Matrix {
 	}
 
 	// Per edge: h = LeakyReLU(P_s + P_c), score = clip(h·w2 + b2).
-	m.out.Resize(rows, na)
+	cols := na
+	if m.Flow != nil {
+		cols++
+	}
+	m.out.Resize(rows, cols)
 	negInf := float32(math.Inf(-1))
 	for i := range m.out.Data {
 		m.out.Data[i] = negInf
+	}
+	if m.Flow != nil {
+		// log F of each distinct parent from its embedding (the first
+		// np rows of z), then of each row.
+		m.fl.Resize(np, 1)
+		kernel.Gemm(false, false, np, 1, E, m.z.Data, E, m.Flow.W.Value, 1, m.fl.Data, 1, false)
+		bf := m.Flow.B.Value[0]
+		for r := range rows {
+			m.out.Data[r*cols+na] = m.fl.Data[ns.ids[r]] + bf
+		}
 	}
 	b2 := m.S2.B.Value[0]
 	for e0 := 0; e0 < nEdges; e0 += chunkEdges {
@@ -296,7 +335,7 @@ func (m *Model) Forward(states []int32, rows int) *nn.Matrix {
 			case v != v:
 				v = 0
 			}
-			m.out.Data[int(ed.row[e])*na+int(ed.act[e])] = v
+			m.out.Data[int(ed.row[e])*cols+int(ed.act[e])] = v
 		}
 	}
 	m.done = true
@@ -357,8 +396,8 @@ func (m *Model) Backward(dlogits *nn.Matrix) {
 		panic("ssr: Backward before any Forward")
 	}
 	ed, ns := &m.edges, &m.nodes
-	na, H, E := m.out.Cols, m.Hidden(), m.Embed()
-	if dlogits.Rows != m.out.Rows || dlogits.Cols < na {
+	na, H, E := m.Env.NumActions(), m.Hidden(), m.Embed()
+	if dlogits.Rows != m.out.Rows || dlogits.Cols < m.out.Cols {
 		panic(fmt.Sprintf("ssr: Backward of %d×%d gradients for %d×%d logits", dlogits.Rows, dlogits.Cols, m.out.Rows, na))
 	}
 	np, U := ns.np, m.pc.Rows
@@ -414,6 +453,24 @@ func (m *Model) Backward(dlogits *nn.Matrix) {
 	m.dz.Resize(nz, E)
 	m.dz.Zero()
 	m.gemm(false, true, np, E, H, m.dps.Data, H, w1[:E*H], H, m.dz.Data, E, true)
+	if m.Flow != nil {
+		// log F(row r) = z(parent)·w_f + b_f.
+		wf, dwf := m.Flow.W.Value, m.Flow.W.Grad
+		var dbf float64
+		for r := range m.out.Rows {
+			g := dlogits.Data[r*dlogits.Cols+na]
+			if g == 0 {
+				continue
+			}
+			dbf += float64(g)
+			z, dz := m.z.Row(int(ns.ids[r])), m.dz.Row(int(ns.ids[r]))
+			for j := range E {
+				dwf[j] += g * z[j]
+				dz[j] += g * wf[j]
+			}
+		}
+		m.Flow.B.Grad[0] += float32(dbf)
+	}
 	m.da.Resize(U, H)
 	if m.fold {
 		// P_c = a·M + c0, M = W_e2·W_bottom, c0 = b_e2·W_bottom.

@@ -663,3 +663,101 @@ func TestTerminalRows(t *testing.T) {
 		}
 	}
 }
+
+// TestFlowHead: NewFlow's model has the logits of New's (the same
+// weights, the flow head drawn after them) and a last column log F(s) =
+// z(s)·w_f + b_f, and the gradient of Σ coef·log P_F + Σ c·log F equals
+// the central differences of the naive float64 computation for every
+// parameter, folded or not.
+func TestFlowHead(t *testing.T) {
+	for name, env := range envCases(t) {
+		for _, wd := range [][2]int{{6, 5}, {7, 3}} { // folded, not
+			m := NewFlow(env, env, "", wd[0], wd[1], rand.New(rand.NewPCG(3, 4)))
+			plain := New(env, env, "", wd[0], wd[1], rand.New(rand.NewPCG(3, 4)))
+			if len(m.Params()) != len(plain.Params())+2 || m.Params()[len(m.Params())-2].Name != "flow.weight" {
+				t.Fatalf("%s: params %d, plain %d", name, len(m.Params()), len(plain.Params()))
+			}
+			states := nonTerminal(env, 12)
+			rows := len(states) / env.StateLen()
+			na, w := env.NumActions(), env.StateLen()
+			got := m.Forward(states, rows)
+			want := plain.Forward(states, rows)
+			r := ref{m: m}
+			flow := func(i int) float64 {
+				z := r.embed(states[i*w : (i+1)*w])
+				f := float64(m.Flow.B.Value[0])
+				for j, v := range z {
+					f += v * float64(m.Flow.W.Value[j])
+				}
+				return f
+			}
+			if got.Cols != na+1 {
+				t.Fatalf("%s: %d columns, want %d", name, got.Cols, na+1)
+			}
+			for i := range rows {
+				for a := range na {
+					if math.Float32bits(got.At(i, a)) != math.Float32bits(want.At(i, a)) {
+						t.Fatalf("%s: row %d action %d: %v with the flow head, %v without", name, i, a, got.At(i, a), want.At(i, a))
+					}
+				}
+				if f := flow(i); math.Abs(float64(got.At(i, na))-f) > 1e-5*(1+math.Abs(f)) {
+					t.Fatalf("%s: row %d: log F %v, naive %v", name, i, got.At(i, na), f)
+				}
+			}
+			rng := rand.New(rand.NewPCG(5, 6))
+			mask := make([]bool, rows*na)
+			coef := make([][]float64, rows)
+			cf := make([]float64, rows)
+			dlogp := nn.NewMatrix(rows, na)
+			for i := range rows {
+				env.ForwardMask(states[i*w:(i+1)*w], mask[i*na:(i+1)*na])
+				coef[i] = make([]float64, na)
+				for a := range na {
+					coef[i][a] = rng.NormFloat64()
+					dlogp.Data[i*na+a] = float32(coef[i][a])
+				}
+				cf[i] = rng.NormFloat64()
+			}
+			loss := func() float64 {
+				l := refLoss(r.logits(states, rows), coef)
+				for i := range rows {
+					l += cf[i] * flow(i)
+				}
+				return l
+			}
+			ps := m.Params()
+			nn.ZeroGrad(ps)
+			var logp, dsub nn.Matrix
+			out := m.Forward(states, rows)
+			sub := nn.NewMatrix(rows, na)
+			for i := range rows {
+				copy(sub.Row(i), out.Row(i)[:na])
+			}
+			nn.LogSoftmax(&logp, sub, mask)
+			nn.LogSoftmaxBackward(&dsub, &logp, dlogp)
+			dlogits := nn.NewMatrix(rows, na+1)
+			for i := range rows {
+				copy(dlogits.Row(i)[:na], dsub.Row(i))
+				dlogits.Row(i)[na] = float32(cf[i])
+			}
+			m.Backward(dlogits)
+			const h = 1e-4
+			for _, p := range ps {
+				for i := range p.Value {
+					old := p.Value[i]
+					p.Value[i] = old + h
+					vp := float64(p.Value[i])
+					lp := loss()
+					p.Value[i] = old - h
+					vm := float64(p.Value[i])
+					lm := loss()
+					p.Value[i] = old
+					num := (lp - lm) / (vp - vm)
+					if g := float64(p.Grad[i]); math.Abs(num-g) > 1e-3*(1+math.Abs(num)) {
+						t.Errorf("%s H%d E%d: %s[%d]: analytic %.7g, finite difference %.7g", name, wd[0], wd[1], p.Name, i, g, num)
+					}
+				}
+			}
+		}
+	}
+}

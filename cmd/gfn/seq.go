@@ -66,7 +66,7 @@ func setupSeq(c *trainCmd) error {
 	c.outName = "<task>-<method>-seed<seed>"
 	c.addTaskFlag(taskHelp)
 	method := fs.String("method", string(d.Method), "training method: "+joinMethods(seqtrain.Methods)+" (teacher: teacher-per)")
-	fs.StringVar(&d.Objective, "objective", "tb", "the Student's training objective: "+strings.Join(seqtrain.Objectives, ", ")+" (db and subtb learn state flows: --policy mlp); the Teacher trains with TB on the Student's per-object loss")
+	fs.StringVar(&d.Objective, "objective", "tb", "the Student's training objective: "+strings.Join(seqtrain.Objectives, ", ")+" (db and subtb learn state flows, with a flow head on the policy); the Teacher trains with TB on the Student's per-object loss")
 	fs.Float64Var(&d.Lambda, "lambda", objective.DefaultLambda, "subtb: weight lambda^(j-i) of each sub-trajectory i..j")
 	fs.IntVar(&d.Rounds, "rounds", d.Rounds, "training rounds (one online batch, and one replay batch for the buffer methods)")
 	fs.IntVar(&d.OnlineBatch, "batch", d.OnlineBatch, "online samples (reward calls) per round")

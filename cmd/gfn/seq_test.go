@@ -40,12 +40,14 @@ func TestSequenceMethodTeacherAndExtend(t *testing.T) {
 	}
 }
 
-// TestSequenceObjectives: --objective vargrad trains a sequence task with
-// the ssr policy, subtb with the mlp policy (its flow head), and subtb
-// with ssr is refused naming what ssr allows.
+// TestSequenceObjectives: --objective vargrad and db train a sequence
+// task with the ssr policy (db with its flow head), subtb with the mlp
+// policy, and an objective the family lacks is refused naming the
+// allowed ones.
 func TestSequenceObjectives(t *testing.T) {
 	for _, args := range [][]string{
 		{"--objective", "vargrad"},
+		{"--objective", "db"},
 		{"--objective", "subtb", "--lambda", "0.8", "--policy", "mlp"},
 	} {
 		dir := t.TempDir()
@@ -59,8 +61,8 @@ func TestSequenceObjectives(t *testing.T) {
 			t.Errorf("%v: stored objective %q (%v)\n%s", args, st.Config.Objective, err, out)
 		}
 	}
-	_, _, err := runCLI("train", "--task", "tfbind8", "--objective", "subtb", "--out", t.TempDir())
-	if err == nil || !strings.Contains(err.Error(), "allowed with ssr: tb, vargrad") {
-		t.Errorf("subtb with ssr: %v", err)
+	_, _, err := runCLI("train", "--task", "tfbind8", "--objective", "fm", "--out", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "allowed: tb, db, subtb, vargrad") {
+		t.Errorf("fm on tfbind8: %v", err)
 	}
 }

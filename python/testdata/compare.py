@@ -50,7 +50,10 @@ def main(src, dst):
         blocks = []
         for b in c["blocks"]:
             t = p.time(b["step"])
-            blocks.append({"out": values(p.outputs(b["x"], t)), "log_pf": values(p.log_pf(b["x"], b["x_next"], t))})
+            blk = {"out": values(p.outputs(b["x"], t)), "log_pf": values(p.log_pf(b["x"], b["x_next"], t)), "log_flow": None}
+            if p.flow is not None:
+                blk["log_flow"] = values(p.log_flow(b["x"], t))
+            blocks.append(blk)
         res["diffusion"].append({"blocks": blocks, "log_z": p.log_z})
     for c in cases["sequence"]:
         p = gfn_load.sequence_policy(c["dir"], c["agent"], alphabet=c.get("alphabet"))
