@@ -54,10 +54,10 @@ func seqObjectiveTask(name string) ObjectiveTask {
 var ObjectiveTasks = []ObjectiveTask{
 	{Name: "d2H128", Args: []string{"--dim", "2", "--side", "128"},
 		Quick:      []string{"--dim", "2", "--side", "128", "--reward-calls", "4800", "--eval-samples", "2000"},
-		Objectives: []string{"tb", "db", "subtb", "vargrad", "fm", "mdb"}, Without: "tb", With: "teacher"},
+		Objectives: []string{"tb", "db", "subtb", "vargrad", "fm", "mdb", "fl-db", "fl-subtb"}, Without: "tb", With: "teacher"},
 	{Name: "d4H16", Args: []string{"--dim", "4", "--side", "16"},
 		Quick:      []string{"--dim", "4", "--side", "16", "--reward-calls", "4800", "--eval-samples", "2000"},
-		Objectives: []string{"tb", "db", "subtb", "vargrad", "fm", "mdb"}, Without: "tb", With: "teacher"},
+		Objectives: []string{"tb", "db", "subtb", "vargrad", "fm", "mdb", "fl-db", "fl-subtb"}, Without: "tb", With: "teacher"},
 	{Name: "25gmm", Args: []string{"--task", "25gmm", "--preset", "paper"},
 		Quick:      append([]string{"--task", "25gmm", "--preset", "paper"}, quickDiffusionArgs...),
 		Objectives: []string{"tb", "db", "subtb", "vargrad", "fl-db", "fl-subtb"}, Without: "tb", With: "teacher"},

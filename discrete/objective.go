@@ -28,16 +28,15 @@ type Objective struct {
 	dflow []float32 // gradient of each logits row's flow column
 }
 
-// Check reports whether the objective can run on env with a model of
-// extra heads beyond the actions: state flows need one, edges and every
-// state's reward are not offered here.
+// Check reports whether the objective can run with a model of extra
+// heads beyond the actions: state flows need one. Every state's reward
+// (the forward-looking objectives, modified DB) needs an environment
+// where every state can stop, which Eval checks.
 func (o *Objective) Check(extra int) error {
 	n := o.Obj.Needs()
 	switch {
 	case n.Edges: // FM: parents come from BackwardMask and BackStep
 	case n.LogPStop: // modified DB: Eval checks the environment is a Stopper
-	case n.StateLogR:
-		return fmt.Errorf("discrete: objective %s needs every state's reward, which these trajectories do not offer", o.Obj.Name())
 	case n.LogF && extra < 1:
 		return fmt.Errorf("discrete: objective %s needs a model with a state-flow head", o.Obj.Name())
 	}
@@ -88,12 +87,55 @@ func (o *Objective) Eval(env Env, m Model, logZ *nn.Param, tr *Trajectories, log
 			}
 		}
 	}
+	o.mdb.calls = 0
+	if needs.StateLogR {
+		if err := o.stateRewards(env, tr, logR); err != nil {
+			return 0, err
+		}
+	}
 	return o.eval(delta, perObject)
 }
 
+// stateRewards sets o.b.StateLogR to log R of every state of tr, each
+// scored as if it stopped there (one reward call per non-terminal state;
+// the terminal's is logR's), and o.b.Scale to 1: the forward-looking
+// flows log F(s) = log R(s) + log F̃(s) of Pan et al. on environments
+// where every state can stop (discrete.Stopper).
+func (o *Objective) stateRewards(env Env, tr *Trajectories, logR []float64) error {
+	st, ok := env.(Stopper)
+	if !ok {
+		return fmt.Errorf("discrete: objective %s scores every visited state, which needs an environment where every state can stop (discrete.Stopper); %v is not one", o.Obj.Name(), env)
+	}
+	f, b := &o.mdb, &o.b
+	n, w, stop := tr.Len(), tr.StateLen, st.StopAction()
+	S := tr.NumTransitions() + n
+	b.StateLogR, b.Scale = growF64(b.StateLogR, S), growF64(b.Scale, S)
+	f.xs, f.which = f.xs[:0], f.which[:0]
+	for k := range n {
+		for t := tr.Off[k]; t < tr.Off[k+1]; t++ {
+			f.which = append(f.which, t+k)
+			f.xs = append(f.xs, tr.States[t*w:(t+1)*w]...)
+			env.Step(f.xs[len(f.xs)-w:], stop)
+		}
+		b.StateLogR[tr.Off[k+1]+k] = logR[k]
+	}
+	for i := range b.Scale {
+		b.Scale[i] = 1
+	}
+	f.calls = len(f.which)
+	f.logR = growF64(f.logR, f.calls)
+	if err := env.LogReward(f.xs, f.calls, f.logR); err != nil {
+		return err
+	}
+	for i, s := range f.which {
+		b.StateLogR[s] = f.logR[i]
+	}
+	return nil
+}
+
 // RewardCalls is the number of rewards the last Eval asked of the
-// environment (modified DB scores every visited state as if it stopped
-// there; the other objectives ask none).
+// environment (modified DB and the forward-looking objectives score every
+// visited state as if it stopped there; the others ask none).
 func (o *Objective) RewardCalls() int { return o.mdb.calls }
 
 // LogZ is the last Eval's estimate of log Z (objective.Result.LogZ).

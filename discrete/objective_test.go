@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gfngo/gfn/discrete"
@@ -65,7 +66,7 @@ func TestObjectiveAgreesWithTBAndDB(t *testing.T) {
 // SubTB (through the flow head) and VarGrad against central differences.
 func TestObjectiveGradientsFiniteDifferences(t *testing.T) {
 	g := grid(t, 2, 4)
-	for _, name := range []string{"subtb", "vargrad", "db", "fm", "mdb"} {
+	for _, name := range []string{"subtb", "vargrad", "db", "fm", "mdb", "fl-db", "fl-subtb"} {
 		rng := rand.New(rand.NewPCG(23, 24))
 		m := discrete.NewMLPModelHeads(g, g, "m", []int{8}, 1, rng)
 		var tr discrete.Trajectories
@@ -102,8 +103,82 @@ func TestObjectiveGradientsFiniteDifferences(t *testing.T) {
 	if err := (&discrete.Objective{Obj: &objective.SubTB{Lambda: 0.9}}).Check(0); err == nil {
 		t.Error("SubTB without a flow head was accepted")
 	}
-	if err := (&discrete.Objective{Obj: &objective.ForwardLooking{Inner: &objective.DB{}}}).Check(1); err == nil {
-		t.Error("forward-looking DB was accepted on plain trajectories")
+}
+
+// noStop is a grid that does not say every state can stop.
+type noStop struct{ discrete.Env }
+
+// TestForwardLookingByHand recomputes forward-looking DB's loss on a grid
+// from the model's outputs one transition at a time: log F(s) = log R(s)
+// + the flow head's output, each visited state's reward taken as if it
+// stopped there, x's flow log R(x); and a reward call per visited state.
+// An environment that cannot stop everywhere is refused.
+func TestForwardLookingByHand(t *testing.T) {
+	g := grid(t, 2, 5)
+	rng := rand.New(rand.NewPCG(27, 28))
+	m := discrete.NewMLPModelHeads(g, g, "m", []int{8}, 1, rng)
+	var tr discrete.Trajectories
+	discrete.NewSampler(g).Forward(m, 6, discrete.SampleOptions{Eps: 0.5}, rng, &tr)
+	logR := make([]float64, tr.Len())
+	g.LogReward(tr.Final, tr.Len(), logR)
+	o := discrete.Objective{Obj: &objective.ForwardLooking{Inner: &objective.DB{}}}
+	loss, err := o.Eval(g, m, nil, &tr, logR, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.RewardCalls() != tr.NumTransitions() {
+		t.Errorf("%d reward calls, want one per visited non-terminal state, %d", o.RewardCalls(), tr.NumTransitions())
+	}
+	w, na := g.StateLen(), g.NumActions()
+	stateLogR := func(s []int32) float64 {
+		x := append([]int32(nil), s...)
+		g.Step(x, g.StopAction())
+		r := make([]float64, 1)
+		g.LogReward(x, 1, r)
+		return r[0]
+	}
+	logF := func(s []int32) float64 {
+		out := m.Forward(s, 1)
+		return stateLogR(s) + float64(out.Data[na])
+	}
+	logPF := func(s []int32, a int) float64 {
+		out := m.Forward(s, 1).Data[:na]
+		mask := make([]bool, na)
+		g.ForwardMask(s, mask)
+		mx := math.Inf(-1)
+		for i, v := range out {
+			if mask[i] {
+				mx = math.Max(mx, float64(v))
+			}
+		}
+		var sum float64
+		for i, v := range out {
+			if mask[i] {
+				sum += math.Exp(float64(v) - mx)
+			}
+		}
+		return float64(out[a]) - mx - math.Log(sum)
+	}
+	var total float64
+	for k := range tr.Len() {
+		for t0 := tr.Off[k]; t0 < tr.Off[k+1]; t0++ {
+			s := tr.States[t0*w : (t0+1)*w]
+			a := int(tr.Actions[t0])
+			next := append([]int32(nil), s...)
+			g.Step(next, a)
+			fn := logR[k]
+			if t0+1 < tr.Off[k+1] {
+				fn = logF(next)
+			}
+			d := logF(s) + logPF(s, a) - fn + math.Log(float64(g.BackwardCount(s, a)))
+			total += d * d
+		}
+	}
+	if want := total / float64(tr.Len()); math.Abs(loss-want) > 1e-5*(1+want) {
+		t.Errorf("forward-looking DB loss %v, by hand %v", loss, want)
+	}
+	if _, err := o.Eval(noStop{g}, m, nil, &tr, logR, nil, nil); err == nil || !strings.Contains(err.Error(), "Stopper") {
+		t.Errorf("an environment that cannot stop everywhere: %v", err)
 	}
 }
 

@@ -50,13 +50,19 @@ const (
 	// environments where every state can stop (discrete.Stopper): each
 	// visited state is scored as if it stopped there, a reward call each.
 	ObjectiveMDB Objective = "mdb"
+	// FLDB and FLSubTB are DB and SubTB on forward-looking flows (Pan et
+	// al. 2023): log F(s) = log R(s) + the flow head's output, every
+	// visited state scored as if it stopped there (discrete.Stopper), a
+	// reward call each.
+	ObjectiveFLDB    Objective = "fl-db"
+	ObjectiveFLSubTB Objective = "fl-subtb"
 )
 
 // Objectives lists the grid's objectives. The Teacher of tb, subtb,
-// vargrad, fm and mdb trains with TB, paid from the Student's per-object loss under
+// vargrad, fm, mdb, fl-db and fl-subtb trains with TB, paid from the Student's per-object loss under
 // the Student's objective (package objective); db's Teacher trains with
 // DB on per-transition rewards, as the paper's DB appendix.
-var Objectives = []Objective{ObjectiveTB, ObjectiveDB, ObjectiveSubTB, ObjectiveVarGrad, ObjectiveFM, ObjectiveMDB}
+var Objectives = []Objective{ObjectiveTB, ObjectiveDB, ObjectiveSubTB, ObjectiveVarGrad, ObjectiveFM, ObjectiveMDB, ObjectiveFLDB, ObjectiveFLSubTB}
 
 // TeacherReward names a Teacher reward form as gfn train's
 // --teacher-reward and earlier config.json files do.
@@ -78,7 +84,7 @@ type Config struct {
 	// Objective is the Student's loss (default tb; see Objectives for the
 	// Teacher's).
 	Objective Objective `json:"objective"`
-	// Lambda is SubTB's λ (0: objective.DefaultLambda, 0.9).
+	// Lambda is SubTB's λ (subtb, fl-subtb; 0: objective.DefaultLambda, 0.9).
 	Lambda      float64 `json:"lambda,omitempty"`
 	Batch       int     `json:"batch"`
 	RewardCalls int     `json:"reward_calls"` // budget of reward evaluations
@@ -238,7 +244,7 @@ func (c Config) Steps() int {
 // package objective (the others keep their own code: TB, DB).
 func (c Config) usesObjective() bool {
 	switch c.Objective {
-	case ObjectiveSubTB, ObjectiveVarGrad, ObjectiveFM, ObjectiveMDB:
+	case ObjectiveSubTB, ObjectiveVarGrad, ObjectiveFM, ObjectiveMDB, ObjectiveFLDB, ObjectiveFLSubTB:
 		return true
 	}
 	return false

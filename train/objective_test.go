@@ -20,7 +20,7 @@ import (
 // grid reference form (α = 0), log(ε + w·ℓ) in the paper's.
 func TestTeacherRewardFromObjectiveLoss(t *testing.T) {
 	g, _ := hypergrid.New(2, 8, hypergrid.Deceptive)
-	for _, obj := range []Objective{ObjectiveSubTB, ObjectiveVarGrad, ObjectiveFM, ObjectiveMDB} {
+	for _, obj := range []Objective{ObjectiveSubTB, ObjectiveVarGrad, ObjectiveFM, ObjectiveMDB, ObjectiveFLDB, ObjectiveFLSubTB} {
 		for _, form := range []teacher.Form{teacher.GridReference, teacher.Paper} {
 			cfg := DefaultConfig()
 			cfg.Objective, cfg.Hidden, cfg.RewardCalls, cfg.Reward.Form = obj, []int{16}, 16*4, form
@@ -87,7 +87,7 @@ func TestObjectivesTrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	l1 := map[string]float64{}
-	for _, obj := range []Objective{ObjectiveTB, ObjectiveSubTB, ObjectiveVarGrad, ObjectiveFM, ObjectiveMDB} {
+	for _, obj := range []Objective{ObjectiveTB, ObjectiveSubTB, ObjectiveVarGrad, ObjectiveFM, ObjectiveMDB, ObjectiveFLDB, ObjectiveFLSubTB} {
 		for _, c := range []struct {
 			name   string
 			method Method
@@ -95,8 +95,8 @@ func TestObjectivesTrain(t *testing.T) {
 		}{{"alone", MethodTB, ""}, {"teacher", MethodTeacher, ""}, {"teacher-per", MethodTeacher, replay.Teacher}} {
 			cfg := DefaultConfig()
 			cfg.Objective, cfg.Method, cfg.Buffer.Priority, cfg.Hidden, cfg.RewardCalls = obj, c.method, c.buffer, []int{64, 64}, 16*1500
-			if obj == ObjectiveMDB {
-				// It scores every visited state: about as many iterations
+			if obj == ObjectiveMDB || obj == ObjectiveFLDB || obj == ObjectiveFLSubTB {
+				// They score every visited state: about as many iterations
 				// take several times the reward calls.
 				cfg.RewardCalls *= 5
 			}

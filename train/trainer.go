@@ -22,11 +22,11 @@ type Agent struct {
 
 // newAgent builds an agent for objective obj: for TB, VarGrad and FM a
 // policy and log Z (VarGrad's and FM's not learned: it holds the batch's
-// estimate), for DB
-// and SubTB a policy with a state-flow head and no log Z.
+// estimate), for DB, SubTB and the forward-looking FL-DB and FL-SubTB a
+// policy with a state-flow head and no log Z.
 // Its hidden layers' products take cfg.Precision.
 func newAgent(env discrete.FeaturizedEnv, cfg Config, o agent.Optim, obj Objective, rng *rand.Rand) (*Agent, error) {
-	if obj == ObjectiveDB || obj == ObjectiveSubTB {
+	if obj == ObjectiveDB || obj == ObjectiveSubTB || obj == ObjectiveFLDB || obj == ObjectiveFLSubTB {
 		m := discrete.NewMLPModelHeads(env, env, "model", cfg.Hidden, 1, rng)
 		if err := m.Net.SetPrecision(cfg.Precision); err != nil {
 			return nil, err
@@ -187,8 +187,8 @@ func New(env discrete.Env, cfg Config) (*Trainer, error) {
 			return nil, err
 		}
 		t.obj.Obj = o
-		if _, ok := env.(discrete.Stopper); !ok && cfg.Objective == ObjectiveMDB {
-			return nil, fmt.Errorf("train: objective mdb needs an environment where every state can stop (discrete.Stopper); %v is not one", env)
+		if _, ok := env.(discrete.Stopper); !ok && (cfg.Objective == ObjectiveMDB || cfg.Objective == ObjectiveFLDB || cfg.Objective == ObjectiveFLSubTB) {
+			return nil, fmt.Errorf("train: objective %s scores every visited state, which needs an environment where every state can stop (discrete.Stopper); %v is not one", cfg.Objective, env)
 		}
 	}
 	if cfg.Method == MethodGAFN {

@@ -51,8 +51,8 @@ func setupGrid(c *trainCmd) error {
 	fs.StringVar(&spec.Reward, "reward", string(hypergrid.Deceptive), "hypergrid reward: deceptive (reference code), deceptive-paper (paper's equation), original (Bengio et al. 2021)")
 	method := fs.String("method", string(d.Method), "training method: tb (on-policy Student), teacher, or gafn (TB with RND intrinsic rewards)")
 	fs.Float64Var(&d.GAFNScale, "gafn-scale", d.GAFNScale, "scale of GAFN's intrinsic rewards")
-	objective := fs.String("objective", string(d.Objective), "the Student's training objective: tb (trajectory balance), db (detailed balance; the Teacher trains with DB too), subtb (sub-trajectory balance, --lambda), vargrad (log-partition variance), fm (flow matching on the outputs as log edge flows) or mdb (modified DB: every visited state scored as if it stopped there, a reward call each); the Teacher of all but db trains with TB on the Student's per-object loss")
-	fs.Float64Var(&d.Lambda, "lambda", objectiveDefaultLambda, "subtb: weight lambda^(j-i) of each sub-trajectory i..j")
+	objective := fs.String("objective", string(d.Objective), "the Student's training objective: tb (trajectory balance), db (detailed balance; the Teacher trains with DB too), subtb (sub-trajectory balance, --lambda), vargrad (log-partition variance), fm (flow matching on the outputs as log edge flows), mdb (modified DB: every visited state scored as if it stopped there, a reward call each), fl-db or fl-subtb (forward-looking flows, log F(s) = log R(s) + the flow head, a reward call per visited state); the Teacher of all but db trains with TB on the Student's per-object loss")
+	fs.Float64Var(&d.Lambda, "lambda", objectiveDefaultLambda, "subtb, fl-subtb: weight lambda^(j-i) of each sub-trajectory i..j")
 	calls := fs.Int("reward-calls", 0, "reward-call budget; 0 = the paper's (96000, or 384000 for d=4 H=32)")
 	fs.IntVar(&d.Batch, "batch", d.Batch, "trajectories per batch (>= 1)")
 	hidden := intList(d.Hidden)
@@ -138,10 +138,11 @@ func setupGrid(c *trainCmd) error {
 			return "", usagef("--teacher-split %q needs --teachers > 1 (got %d)", *split, d.Teachers)
 		}
 		d.Objective = train.Objective(*objective)
-		if flagGiven(fs, "lambda") && d.Objective != train.ObjectiveSubTB {
+		subtb := d.Objective == train.ObjectiveSubTB || d.Objective == train.ObjectiveFLSubTB
+		if flagGiven(fs, "lambda") && !subtb {
 			return "", usagef("--lambda %v weighs subtb's sub-trajectories; objective %q has none", d.Lambda, d.Objective)
 		}
-		if d.Objective != train.ObjectiveSubTB {
+		if !subtb {
 			d.Lambda = 0
 		}
 		if *ratio != "" {

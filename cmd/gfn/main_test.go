@@ -94,7 +94,7 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"sample-empty-dir", []string{"sample", "--checkpoint", "testdata"}},
 		{"bench-unknown", []string{"bench", "fast"}},
 		{"bad-buffer", []string{"train", "--buffer", "lifo"}},
-		{"bad-objective", []string{"train", "--objective", "fl-db"}},
+		{"bad-objective", []string{"train", "--objective", "ztb"}},
 		{"schedule-without-buffer", []string{"train", "--schedule", "SB"}},
 		{"bad-ls-ratio", []string{"train", "--ls", "--ls-back-ratio", "1.5"}},
 		{"bench-bad-iterations", []string{"bench", "speed", "--iterations", "0"}},
@@ -572,8 +572,8 @@ func evalDefault(t *testing.T, dir string) int {
 	return f.evalSamples
 }
 
-// TestGridObjectives: gfn train takes --objective subtb (with --lambda)
-// and vargrad on the grid, with the Teacher, and refuses --lambda where
+// TestGridObjectives: gfn train takes --objective subtb and fl-subtb
+// (with --lambda), vargrad, fm and mdb on the grid, and refuses --lambda where
 // it means nothing and objectives the grid lacks, naming the allowed ones.
 func TestGridObjectives(t *testing.T) {
 	for _, args := range [][]string{
@@ -581,6 +581,7 @@ func TestGridObjectives(t *testing.T) {
 		{"--objective", "vargrad", "--buffer", "teacher"},
 		{"--objective", "fm", "--method", "tb"},
 		{"--objective", "mdb"},
+		{"--objective", "fl-subtb", "--lambda", "0.5"},
 	} {
 		dir := t.TempDir()
 		out, _, err := runCLI(append([]string{"train", "--dim", "2", "--side", "6", "--hidden", "16", "--reward-calls", "960", "--eval-samples", "0", "--quiet", "--out", dir}, args...)...)
@@ -593,9 +594,10 @@ func TestGridObjectives(t *testing.T) {
 		}
 	}
 	for args, want := range map[string]string{
-		"--lambda 0.5":               `--lambda 0.5 weighs subtb's sub-trajectories; objective "tb" has none`,
-		"--objective fl-db":          `objective "fl-db" is unknown (allowed: tb, db, subtb, vargrad, fm, mdb)`,
-		"--objective subtb --n-mc 2": `n-mc 2 averages TB residuals`,
+		"--lambda 0.5":                 `--lambda 0.5 weighs subtb's sub-trajectories; objective "tb" has none`,
+		"--objective ztb":              `objective "ztb" is unknown (allowed: tb, db, subtb, vargrad, fm, mdb, fl-db, fl-subtb)`,
+		"--objective fl-db --lambda 2": `--lambda 2 weighs subtb's sub-trajectories; objective "fl-db" has none`,
+		"--objective subtb --n-mc 2":   `n-mc 2 averages TB residuals`,
 	} {
 		_, _, err := runCLI(append([]string{"train", "--out", t.TempDir()}, strings.Fields(args)...)...)
 		if err == nil || !strings.Contains(err.Error(), want) {
