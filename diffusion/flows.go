@@ -79,7 +79,8 @@ func newFlowObjective(cfg Config, dim int, rng *rand.Rand) (*flowObjective, erro
 // eval computes the objective on t's Student batch, whose per-step
 // log P_F the Student's balance has just written into f.stepPF (and, for
 // forward-looking flows, whose intermediate states partialEnergy has
-// scored), and sets t.delta to the per-object signed residuals; it
+// scored), and sets t.delta to sign(δ)·√ℓ per object (ℓ its loss, δ its
+// signed residual: what the Teacher's reward reads); it
 // returns the loss in the family's convention, half the objective's
 // (gfn-diffusion's ½·Σ d² per trajectory for DB), and the objective's
 // estimate of log Z.
@@ -121,7 +122,11 @@ func (f *flowObjective) eval(t *Trainer) (loss, logZ float64) {
 	if err := f.obj.Eval(in, &f.grad, &f.res); err != nil {
 		panic(err) // the sizes are the trainer's own
 	}
-	copy(t.delta, f.res.Delta)
+	// The Teacher is paid from the per-object loss ℓ, its sign the
+	// objective's (R above the estimate), as in the other families.
+	for r := range n {
+		t.delta[r] = math.Copysign(math.Sqrt(f.res.PerObject[r]), f.res.Delta[r])
+	}
 	return f.res.Loss / 2, f.res.LogZ
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gfngo/gfn/energy"
 	"github.com/gfngo/gfn/nn"
+	"github.com/gfngo/gfn/objective"
 	"github.com/gfngo/gfn/timenet"
 )
 
@@ -221,6 +222,28 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// The Teacher is paid from the Student's per-object loss: the δ handed
+// to its reward is sign(δ)·√ℓ of the objective on the batch.
+func TestFlowObjectivesTeacherReward(t *testing.T) {
+	for _, obj := range []string{"db", "fl-subtb"} {
+		tr := flowTrainer(t, obj)
+		tr.update.Delta()
+		o, err := objective.New(obj, DefaultLambda)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r objective.Result
+		if err := o.Eval(&tr.flows.in, nil, &r); err != nil {
+			t.Fatal(err)
+		}
+		for b := range tr.batch.N {
+			if want := math.Copysign(math.Sqrt(r.PerObject[b]), r.Delta[b]); tr.delta[b] != want || want == 0 {
+				t.Errorf("%s: δ handed to the Teacher [%d] = %v, want %v", obj, b, tr.delta[b], want)
+			}
+		}
+	}
 }
 
 // The flow objectives' settings are checked, and a checkpoint of one
