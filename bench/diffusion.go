@@ -82,9 +82,11 @@ var DiffusionTables = []DiffusionTable{
 	// Not in the paper: the suite's energies (issue 43), each at its
 	// default preset (diffusion.DefaultPreset: sendera for funnel and
 	// lgcp, blessing for gmm40, gmm40-50d and mos), with the published
-	// numbers of paper_suite.csv beside ours. SMC and GGNS have settings
-	// for 25gmm and manywell only.
-	{"suite", []string{"tb", "eps", "prt", "per", "teacher", "pis"}, SuiteTasks, 3},
+	// numbers of paper_suite.csv beside ours. SMC runs with Blessing et
+	// al.'s settings (gfn train --method smc); GGNS has settings for
+	// 25gmm and manywell only (a box prior, which the suite's unbounded
+	// targets lack).
+	{"suite", []string{"smc", "tb", "eps", "prt", "per", "teacher", "pis"}, SuiteTasks, 3},
 }
 
 // DiffusionTableByName finds a diffusion table.
@@ -296,8 +298,8 @@ func (o DiffusionOptions) validate(t DiffusionTable) error {
 		ms = o.Methods
 	}
 	for _, task := range tasks {
-		if slices.Contains(SuiteTasks, task) && (slices.Contains(ms, "smc") || slices.Contains(ms, "ggns")) {
-			return fmt.Errorf("bench: task %s: methods smc and ggns have settings for %s only", task, strings.Join(DiffusionTasks, ", "))
+		if slices.Contains(SuiteTasks, task) && slices.Contains(ms, "ggns") {
+			return fmt.Errorf("bench: task %s: method ggns has settings for %s only (a box prior)", task, strings.Join(DiffusionTasks, ", "))
 		}
 	}
 	return nil

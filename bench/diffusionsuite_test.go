@@ -54,8 +54,8 @@ func TestSuiteTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobs := tb.Jobs(o)
-	if len(jobs) != 3*5*6 {
-		t.Fatalf("%d jobs, want 90", len(jobs))
+	if len(jobs) != 3*5*7 {
+		t.Fatalf("%d jobs, want 105", len(jobs))
 	}
 	for _, j := range jobs {
 		if j.Preset != diffusion.DefaultPreset(j.Task) || !slices.Contains(j.Args, j.Preset) {
@@ -65,7 +65,7 @@ func TestSuiteTable(t *testing.T) {
 			t.Errorf("%s %s: %d iterations, preset %d", j.Task, j.Method, j.Iterations, c.Iterations)
 		}
 	}
-	for _, bad := range []DiffusionOptions{{Preset: "paper"}, {Tasks: []string{"nope"}}, {Methods: []string{"smc"}}} {
+	for _, bad := range []DiffusionOptions{{Preset: "paper"}, {Tasks: []string{"nope"}}, {Methods: []string{"ggns"}}} {
 		if err := bad.validate(tb); err == nil {
 			t.Errorf("options %+v accepted", bad)
 		}
@@ -84,6 +84,8 @@ func TestSuiteTable(t *testing.T) {
 		r("funnel", "tb", 1, -0.71, -0.70, 0.70, 22, nan, 0.1),
 		r("lgcp", "teacher", 0, 400, 420, nan, nan, nan, nan),
 		r("gmm40", "tb", 0, -1, -0.5, 0.5, 3, 0.9, 0.05),
+		// SMC: its log Z estimate in both columns, published on the funnel.
+		r("funnel", "smc", 0, -0.2, -0.2, 0.2, 25, nan, 0.16),
 	}
 	var md bytes.Buffer
 	WriteSuiteMarkdown(&md, DiffusionReport{Table: "suite", Jobs: 2}, rs)
@@ -98,6 +100,7 @@ func TestSuiteTable(t *testing.T) {
 		"| DIS | published, not run here |  | 299.830 ± 0.670 |  | 361.150 ± 6.480 |",
 		"## gmm40 (d = 2, log Z = 0, preset blessing)",
 		"No published numbers for gmm40",
+		"| smc [1] | 1 | -0.200 ± 0.000 | -0.561 ± 0.801 | -0.200 ± 0.000 |",
 		"| method | runs | ELBO | ELBO-IS | \\|Δ log Z\\| | W2 | EMC | MMD |",
 	} {
 		if !strings.Contains(out, want) {

@@ -112,7 +112,7 @@ func suiteMetrics(e energy.Energy, x, exact []float32, logW []float64, d int) (s
 			s.EMC = &v
 		}
 	}
-	if lz, ok := e.(target.LogZer); ok && !math.IsNaN(lz.LogZ()) && !math.IsInf(lz.LogZ(), 0) {
+	if lz, ok := e.(target.LogZer); ok && logW != nil && !math.IsNaN(lz.LogZ()) && !math.IsInf(lz.LogZ(), 0) {
 		if v, err := samplemetric.LogZError(logW, lz.LogZ()); err != nil {
 			note("|delta log Z|", err)
 		} else {
@@ -130,6 +130,15 @@ func suiteMetrics(e energy.Energy, x, exact []float32, logW []float64, d int) (s
 		}
 	}
 	return s, notes
+}
+
+// SamplesSuiteMetrics returns the suite metrics of equally weighted
+// samples x (n×d) of e from a sampler without a density (SMC, GGNS): EMC
+// for a mixture and MMD against the exact samples (nil without an exact
+// sampler); DeltaLogZ, which needs log-weights, is left null for the
+// caller's own log Z estimate. The notes name metrics that failed.
+func SamplesSuiteMetrics(e energy.Energy, x, exact []float32, d int) (SuiteMetrics, []string) {
+	return suiteMetrics(e, x, exact, nil, d)
 }
 
 // Result is what Run and Resume return besides the files they write.

@@ -533,6 +533,35 @@ func TestSMCRun(t *testing.T) {
 	}
 }
 
+// TestSMCSuite: SMC runs on the suite's energies with Blessing et al.'s
+// settings (HMC moves, their prior scale) and reports the suite metrics
+// of its particles: EMC on the 40-mode mixture, MMD against exact
+// samples, |Δ log Z| of its estimate.
+func TestSMCSuite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "smc")
+	if _, _, err := runCLI("train", "--task", "gmm40", "--method", "smc", "--particles", "400", "--temperatures", "32", "--out", dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		LogZ      float64  `json:"log_z"`
+		Kernel    string   `json:"kernel"`
+		PriorVar  float64  `json:"prior_var"`
+		EMC       *float64 `json:"emc"`
+		MMD       *float64 `json:"mmd"`
+		DeltaLogZ *float64 `json:"delta_log_z"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Kernel != "hmc" || s.PriorVar != 1600 || s.EMC == nil || !(*s.EMC > 0 && *s.EMC <= 1) || s.MMD == nil || s.DeltaLogZ == nil || *s.DeltaLogZ != math.Abs(s.LogZ) {
+		t.Errorf("summary %s", b)
+	}
+}
+
 // TestRewardArguments: sequences given as repeated --seq, as arguments,
 // or both with flags in between, and after "--", print the same rows in
 // the order given.

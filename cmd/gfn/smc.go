@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"time"
@@ -24,8 +25,21 @@ import (
 // smcPriorVar is the SMC prior's variance per task: on 25GMM the prior
 // must reach the outer modes (±10) before they separate along the path
 // (Blessing et al. 2024's 2-D mixture uses N(0, 15²)); Manywell's N(0, 1)
-// is theirs too.
-var smcPriorVar = map[string]float64{"25gmm": 225, "manywell": 1}
+// is theirs too. The suite's energies take Blessing et al.'s SMC
+// initial_scale² (variational_sampling_methods, configs/target/*.yaml:
+// funnel 1, gaussian_mixture40 40, student_t_mixture 15, lgcp 1).
+var smcPriorVar = map[string]float64{"25gmm": 225, "manywell": 1,
+	"funnel": 1, "gmm40": 1600, "gmm40-50d": 1600, "mos": 225, "lgcp": 1}
+
+// smcKernel is the SMC move per task where it is not MALA: Blessing et
+// al.'s SMC moves by HMC (one step of 10 leapfrog steps per temperature,
+// configs/algorithm/mcmc/hmc.yaml) on the suite's energies.
+var smcKernel = map[string]string{"funnel": "hmc", "gmm40": "hmc", "gmm40-50d": "hmc", "mos": "hmc", "lgcp": "hmc"}
+
+// smcTasks names the tasks SMC has settings for.
+func smcTasks() string {
+	return "25gmm, manywell, funnel, gmm40, gmm40-50d, mos, lgcp"
+}
 
 // smcSummary is summary.json of an SMC run, in the keys of a diffusion
 // run's so that bench diffusion reads both. SMC has no sampler density:
@@ -56,25 +70,36 @@ type smcSummary struct {
 	Live        int      `json:"live_points,omitempty"`
 	Box         string   `json:"prior_box,omitempty"`
 	Kernels     string   `json:"kernels"`
-	Notes       []string `json:"notes"`
+	// The suite's metrics of the equally weighted samples (EMC, MMD;
+	// delta_log_z is |log Z estimate − log Z|), null where they do not
+	// apply.
+	diffusion.SuiteMetrics
+	Notes []string `json:"notes"`
 }
 
-// runTrainSMC runs the SMC baseline of the diffusion table on 25gmm or
-// manywell and writes summary.json and samples.csv.
+// runTrainSMC runs the SMC baseline of the diffusion tables on a task it
+// has settings for (smcPriorVar) and writes summary.json.
 func runTrainSMC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	taskName := flagValue(args, "task")
 	e, err := energy.Named(taskName)
 	if err != nil {
 		return usageError{err}
 	}
-	fs := newFlagSet("train", "Run the SMC baseline of the diffusion table (annealed importance sampling with resampling and\nMCMC moves, package smc) on 25gmm or manywell: its log Z estimate, and the 2-Wasserstein distance\nof its equally weighted particles to as many exact samples. Writes summary.json to --out.")
-	fs.String("task", taskName, "target: 25gmm or manywell")
+	if _, ok := smcPriorVar[taskName]; !ok {
+		return usagef("method smc has settings for %s, not task %q", smcTasks(), taskName)
+	}
+	fs := newFlagSet("train", "Run the SMC baseline of the diffusion tables (annealed importance sampling with resampling and\nMCMC moves, package smc): its log Z estimate, and the 2-Wasserstein distance, MMD and\nentropic mode coverage of its equally weighted particles against as many exact samples.\nWrites summary.json to --out.")
+	fs.String("task", taskName, "target: "+smcTasks())
 	fs.String("method", "smc", "smc")
 	preset := fs.String("preset", "paper", "recorded in the summary (bench diffusion groups runs by preset); SMC has no training settings")
 	particles := fs.Int("particles", 2000, "number of particles N")
 	temps := fs.Int("temperatures", 128, "number K of annealing temperatures (beta_k = k/K)")
-	priorVar := fs.Float64("prior-var", smcPriorVar[taskName], "variance of the Gaussian prior N(0, s^2 I); default per task (25gmm 225, manywell 1)")
-	kern := fs.String("kernel", "mala", "MCMC move: mala, hmc, rwm or none")
+	priorVar := fs.Float64("prior-var", smcPriorVar[taskName], "variance of the Gaussian prior N(0, s^2 I); default per task (25gmm 225, manywell 1; Blessing et al.'s: funnel 1, gmm40 1600, mos 225, lgcp 1)")
+	defKernel := smcKernel[taskName]
+	if defKernel == "" {
+		defKernel = "mala"
+	}
+	kern := fs.String("kernel", defKernel, "MCMC move: mala, hmc, rwm or none (default per task: hmc on funnel, gmm40, gmm40-50d, mos and lgcp as Blessing et al., mala otherwise)")
 	steps := fs.Int("steps", 0, "MCMC steps per temperature (0: 10 for mala and rwm, 1 for hmc)")
 	seed := fs.Uint64("seed", 0, "random seed")
 	out := fs.String("out", "", "output directory (default runs/<task>-smc-seed<seed>)")
@@ -121,12 +146,20 @@ func writeBaseline(e energy.Energy, s smcSummary, samples []float32, seed uint64
 		v := lz.LogZ()
 		s.TrueLogZ = &v
 	}
-	if exact := diffusion.ExactSamples(e, len(samples)/e.Dim(), rand.New(rand.NewPCG(seed, 0xe8ac7))); exact != nil {
+	exact := diffusion.ExactSamples(e, len(samples)/e.Dim(), rand.New(rand.NewPCG(seed, 0xe8ac7)))
+	if exact != nil {
 		w2, err := ot.W2(samples, exact, e.Dim())
 		if err != nil {
 			return err
 		}
 		s.W2 = &w2
+	}
+	var notes []string
+	s.SuiteMetrics, notes = diffusion.SamplesSuiteMetrics(e, samples, exact, e.Dim())
+	s.Notes = append(s.Notes, notes...)
+	if s.TrueLogZ != nil {
+		d := math.Abs(s.LogZ - *s.TrueLogZ)
+		s.DeltaLogZ = &d
 	}
 	s.WallSeconds = time.Since(t0).Seconds()
 	b, err := json.MarshalIndent(s, "", "  ")
