@@ -166,7 +166,7 @@ func scoreRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, logPF, steps []
 			for c := range d {
 				lv, dtv := lv0, dtv0
 				if p.LearnedVariance {
-					lv = p.logVar(o[d+c])
+					lv = p.learnedLogVar(lv0, o[d+c])
 					dtv = dt * math.Exp(lv)
 				}
 				res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*p.drift(o[c])
@@ -191,16 +191,17 @@ func scoreRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, logPF, steps []
 func gradRows(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, scale float64, stepW []float64, dy *nn.Matrix) {
 	n, d := b.N, p.Dim
 	dy.Resize(k*n, 2*d)
-	ev0 := math.Exp(math.Log(p.Sigma2))
+	lv0 := math.Log(p.Sigma2)
+	ev0 := math.Exp(lv0)
 	if !rowsParallel(n, k*d) {
-		gradRowsOf(p, out, b, i0, k, delta, scale, stepW, dy, ev0, 0, n)
+		gradRowsOf(p, out, b, i0, k, delta, scale, stepW, dy, lv0, ev0, 0, n)
 		return
 	}
-	forRows(n, k*d, func(lo, hi int) { gradRowsOf(p, out, b, i0, k, delta, scale, stepW, dy, ev0, lo, hi) })
+	forRows(n, k*d, func(lo, hi int) { gradRowsOf(p, out, b, i0, k, delta, scale, stepW, dy, lv0, ev0, lo, hi) })
 }
 
 // gradRowsOf is gradRows for the batch rows [lo, hi).
-func gradRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, scale float64, stepW []float64, dy *nn.Matrix, ev0 float64, lo, hi int) {
+func gradRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, scale float64, stepW []float64, dy *nn.Matrix, lv0, ev0 float64, lo, hi int) {
 	n, d, dt := b.N, p.Dim, p.dt()
 	for j := range k {
 		xi, xn := b.Step(i0+j), b.Step(i0+j+1)
@@ -213,9 +214,10 @@ func gradRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64,
 				w = scale * delta[r]
 			}
 			for c := range d {
-				ev := ev0
+				ev, th := ev0, 0.0
 				if p.LearnedVariance {
-					ev = math.Exp(p.logVar(o[d+c]))
+					th = math.Tanh(float64(o[d+c]))
+					ev = math.Exp(lv0 + p.VarianceRange*th)
 				}
 				res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*p.drift(o[c])
 				g[c] = float32(w * res / ev)
@@ -223,7 +225,6 @@ func gradRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64,
 					g[c] = 0
 				}
 				if p.LearnedVariance {
-					th := math.Tanh(float64(o[d+c]))
 					g[d+c] = float32(w * (res*res/(dt*ev) - 1) / 2 * p.VarianceRange * (1 - th*th))
 				} else {
 					g[d+c] = 0
