@@ -174,6 +174,7 @@ type objectiveSummary struct {
 	TrueLogZ     *float64 `json:"true_log_z"`
 	ELBO         *float64 `json:"elbo"`
 	ELBOIS       *float64 `json:"elbo_is"`
+	LogZErr      *float64 `json:"log_z_err"`
 	EUBO         *float64 `json:"eubo"`
 	EmpiricalL1  *float64 `json:"empirical_l1"`
 	WallSeconds  float64  `json:"wall_seconds"`
@@ -204,7 +205,15 @@ func (r ObjectivesRun) collect(jobs []Job) ([]objectiveResult, error) {
 		res := objectiveResult{task: f[0], objective: f[1], method: f[2], seed: j.Seed,
 			modes: val(s.ModesFound), modesTotal: val(s.ModesTotal), elbo: val(s.ELBO), eubo: val(s.EUBO),
 			l1: val(s.EmpiricalL1), logZErr: math.Abs(val(s.LogZ) - val(s.TrueLogZ)), wall: s.WallSeconds,
-			dELBO: math.Abs(val(s.TrueLogZ) - val(s.ELBO)), dIS: math.Abs(val(s.TrueLogZ) - val(s.ELBOIS))}
+			dELBO: math.NaN(), dIS: math.NaN()}
+		if s.LogZErr != nil {
+			// The sequences' error of their importance-sampled estimate
+			// (their flow objectives learn no log Z).
+			res.logZErr = *s.LogZErr
+		}
+		if s.ELBOIS != nil { // the diffusion samplers: Sendera et al.'s two Δ log Z
+			res.dELBO, res.dIS = math.Abs(val(s.TrueLogZ)-val(s.ELBO)), math.Abs(val(s.TrueLogZ)-val(s.ELBOIS))
+		}
 		if s.StudentExact != nil {
 			res.l1 = s.StudentExact.L1
 		}

@@ -88,3 +88,30 @@ func TestObjectivesTablePublished(t *testing.T) {
 		t.Errorf("results.csv lacks the Δ log Z columns:\n%s", b)
 	}
 }
+
+// A sequence row's log Z error is its importance-sampled estimate's
+// (log_z_err; its flow objectives learn no log Z), and it has no Δ log Z
+// columns, which need the diffusion samplers' ELBO-IS.
+func TestObjectivesTableSequenceLogZ(t *testing.T) {
+	r := ObjectivesRun{O: ObjectivesOptions{Out: t.TempDir(), Seeds: 1, Tasks: []string{"tfbind8"}, Objectives: []string{"db"}}}
+	jobs, err := r.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if err := os.MkdirAll(j.Dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		s := `{"elbo": 7, "eubo": 9.5, "log_z": 0, "true_log_z": 8.335, "log_z_err": 0.25, "modes_found": 300, "wall_seconds": 30}`
+		if err := os.WriteFile(filepath.Join(j.Dir, "summary.json"), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md, _, err := r.Write()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md, "| db | per (1) | 300.0 ± 0.0 | 7.000 ± 0.000 | 9.500 ± 0.000 | 0.250 ± 0.000 | 30s |") || strings.Contains(md, "Δ log Z") {
+		t.Errorf("results.md:\n%s", md)
+	}
+}
