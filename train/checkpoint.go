@@ -28,9 +28,11 @@ type trainerState struct {
 	Step        int `json:"step"`
 	GradSteps   int `json:"grad_steps"`
 	RewardCalls int `json:"reward_calls"`
-	Modes       int `json:"modes"`              // entries of state.modes_found
-	ModesBy     int `json:"modes_by,omitempty"` // (key, agents) pairs of state.modes_by
-	Buffer      int `json:"buffer"`             // entries of state.buffer.*
+	// StateRewardCalls is Trainer.StateRewardCalls (0 in earlier files).
+	StateRewardCalls int `json:"state_reward_calls,omitempty"`
+	Modes            int `json:"modes"`              // entries of state.modes_found
+	ModesBy          int `json:"modes_by,omitempty"` // (key, agents) pairs of state.modes_by
+	Buffer           int `json:"buffer"`             // entries of state.buffer.*
 }
 
 // Tensor names of the trainer's lists.
@@ -63,7 +65,7 @@ func (t *Trainer) runAgents() []run.Agent {
 
 // state is the trainer's counters, modes and replay buffer.
 func (t *Trainer) state() (run.State, error) {
-	st := trainerState{Step: t.Step, GradSteps: t.GradSteps, RewardCalls: t.RewardCalls, Modes: len(t.ModesFound), ModesBy: len(t.ModesBy)}
+	st := trainerState{Step: t.Step, GradSteps: t.GradSteps, RewardCalls: t.RewardCalls, StateRewardCalls: t.StateRewardCalls, Modes: len(t.ModesFound), ModesBy: len(t.ModesBy)}
 	var ts []safetensors.Tensor
 	// Empty lists are left out: the counts say so.
 	if modes := slices.Sorted(maps.Keys(t.ModesFound)); len(modes) > 0 {
@@ -90,7 +92,7 @@ func (t *Trainer) setState(s run.State) error {
 	if err := json.Unmarshal(s.JSON, &st); err != nil {
 		return fmt.Errorf("train: checkpoint state: %w", err)
 	}
-	t.Step, t.GradSteps, t.RewardCalls = st.Step, st.GradSteps, st.RewardCalls
+	t.Step, t.GradSteps, t.RewardCalls, t.StateRewardCalls = st.Step, st.GradSteps, st.RewardCalls, st.StateRewardCalls
 	modes, err := u64s(s.Tensors, tensorModes, st.Modes)
 	if err != nil {
 		return err

@@ -88,7 +88,14 @@ type Config struct {
 	Lambda      float64 `json:"lambda,omitempty"`
 	Batch       int     `json:"batch"`
 	RewardCalls int     `json:"reward_calls"` // budget of reward evaluations
-	Hidden      []int   `json:"hidden"`
+	// FreeStateRewards keeps the rewards of visited non-terminal states
+	// (mdb, fl-db, fl-subtb score every one) out of the RewardCalls
+	// budget, counting them apart (Trainer.StateRewardCalls), so that
+	// these objectives take as many trajectories as the others: the
+	// comparison at equal terminal queries, where intermediate rewards are
+	// taken as given, as Deleu et al. and Pan et al. do.
+	FreeStateRewards bool  `json:"free_state_rewards,omitempty"`
+	Hidden           []int `json:"hidden"`
 	// Student and Teacher are the agents' optimisers; their Clip covers
 	// the policy and log Z together, as the reference clips them.
 	Student     agent.Optim `json:"student"`
@@ -330,6 +337,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("train: teachers %d must be in [0, 63] (0 or 1: one Teacher)", c.Teachers)
 	case c.Teachers > 1 && c.Method != MethodTeacher:
 		return fmt.Errorf("train: teachers %d need method %q, not %q", c.Teachers, MethodTeacher, c.Method)
+	case c.FreeStateRewards && c.Objective != ObjectiveMDB && c.Objective != ObjectiveFLDB && c.Objective != ObjectiveFLSubTB:
+		return fmt.Errorf("train: free state rewards apply to the objectives that score visited states (mdb, fl-db, fl-subtb), not %q", c.Objective)
 	case c.Teachers > 1 && c.Objective != ObjectiveTB:
 		return fmt.Errorf("train: teachers %d train with TB; objective %q has one Teacher only", c.Teachers, c.Objective)
 	case c.Precision != nn.FP32 && c.Precision != nn.BF16:

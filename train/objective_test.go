@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/gfngo/gfn/metrics"
 	"github.com/gfngo/gfn/objective"
 	"github.com/gfngo/gfn/replay"
+	"github.com/gfngo/gfn/run"
 	"github.com/gfngo/gfn/teacher"
 )
 
@@ -127,5 +129,35 @@ func TestObjectivesTrain(t *testing.T) {
 		if !(v < 0.01) {
 			t.Errorf("%s: exact L1 %v, want < 0.01", k, v)
 		}
+	}
+}
+
+// With FreeStateRewards the objectives that score visited states spend
+// the budget on terminal rewards only, as TB does, and count the visited
+// states' apart; the count survives a checkpoint. Other objectives refuse
+// the setting.
+func TestFreeStateRewards(t *testing.T) {
+	g, _ := hypergrid.New(2, 6, hypergrid.Deceptive)
+	cfg := DefaultConfig()
+	cfg.Method, cfg.Objective, cfg.FreeStateRewards, cfg.Hidden, cfg.RewardCalls = MethodTB, ObjectiveFLDB, true, []int{16}, 16*20
+	dir := t.TempDir()
+	res, err := Run(context.Background(), g, cfg, RunOptions{Options: run.Options{OutDir: dir, NoFigures: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := res.Trainer
+	if tr.Step != 20 || tr.RewardCalls != 16*20 || tr.StateRewardCalls < 16*20 || res.Summary.StateRewardCalls != tr.StateRewardCalls {
+		t.Errorf("steps %d, reward calls %d, state reward calls %d (summary %d)", tr.Step, tr.RewardCalls, tr.StateRewardCalls, res.Summary.StateRewardCalls)
+	}
+	back, err := Load(dir, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.StateRewardCalls != tr.StateRewardCalls {
+		t.Errorf("the checkpoint gives %d state reward calls, the run counted %d", back.StateRewardCalls, tr.StateRewardCalls)
+	}
+	cfg.Objective = ObjectiveSubTB
+	if err := cfg.Validate(); err == nil {
+		t.Error("free state rewards accepted for subtb")
 	}
 }

@@ -64,17 +64,20 @@ type Stored struct {
 type Summary struct {
 	run.Summary
 	// Task is the environment's fmt.Sprint.
-	Task        string   `json:"task"`
-	Method      Method   `json:"method"`
-	Seed        uint64   `json:"seed"`
-	GradSteps   int      `json:"grad_steps"`
-	RewardCalls int      `json:"reward_calls"`
-	ModesFound  int      `json:"modes_found"`
-	ModesTotal  int      `json:"modes_total,omitempty"`
-	LogZ        float64  `json:"log_z"` // the Student's estimate
-	TrueLogZ    *float64 `json:"true_log_z,omitempty"`
-	EmpiricalL1 *float64 `json:"empirical_l1,omitempty"`
-	EvalSamples int      `json:"eval_samples"`
+	Task        string `json:"task"`
+	Method      Method `json:"method"`
+	Seed        uint64 `json:"seed"`
+	GradSteps   int    `json:"grad_steps"`
+	RewardCalls int    `json:"reward_calls"`
+	// StateRewardCalls are the visited states' rewards kept out of the
+	// budget (Config.FreeStateRewards).
+	StateRewardCalls int      `json:"state_reward_calls,omitempty"`
+	ModesFound       int      `json:"modes_found"`
+	ModesTotal       int      `json:"modes_total,omitempty"`
+	LogZ             float64  `json:"log_z"` // the Student's estimate
+	TrueLogZ         *float64 `json:"true_log_z,omitempty"`
+	EmpiricalL1      *float64 `json:"empirical_l1,omitempty"`
+	EvalSamples      int      `json:"eval_samples"`
 	// StudentExact and TeacherExact are the final exact distances to the
 	// target (where the state space can be enumerated).
 	StudentExact *metrics.Distances `json:"student_exact,omitempty"`
@@ -349,6 +352,7 @@ func (f *family) Finish(*run.Curve) (any, error) {
 	s.Task, s.Method, s.Seed = fmt.Sprint(env), t.cfg.Method, t.cfg.Seed
 	s.SetPrecision(t.cfg.Precision)
 	s.GradSteps, s.RewardCalls, s.ModesFound = t.GradSteps, t.RewardCalls, len(t.ModesFound)
+	s.StateRewardCalls = t.StateRewardCalls
 	if t.ModesBy != nil {
 		s.StudentModes, s.TeacherModes, s.TeacherOnlyModes = modeShares(t.ModesBy, len(t.Teachers))
 	}

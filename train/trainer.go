@@ -91,6 +91,9 @@ type Trainer struct {
 	Step        int // iterations done
 	GradSteps   int // Student gradient steps
 	RewardCalls int
+	// StateRewardCalls counts the rewards of visited non-terminal states
+	// kept out of the budget (Config.FreeStateRewards).
+	StateRewardCalls int
 	// ModesFound holds the keys of the distinct modes any Student or
 	// Teacher training sample has visited (nil if the env has no modes).
 	ModesFound map[uint64]struct{}
@@ -402,7 +405,13 @@ func (t *Trainer) studentDelta(tr *discrete.Trajectories, logR, delta []float64)
 	if err != nil {
 		panic(err) // the sizes are the trainer's own; New checked the environment
 	}
-	t.RewardCalls += t.obj.RewardCalls() // modified DB scores every visited state
+	// Modified DB and the forward-looking objectives score every visited
+	// state.
+	if t.cfg.FreeStateRewards {
+		t.StateRewardCalls += t.obj.RewardCalls()
+	} else {
+		t.RewardCalls += t.obj.RewardCalls()
+	}
 	for b := range n {
 		delta[b] = math.Copysign(math.Sqrt(t.objLoss[b]), delta[b])
 	}

@@ -53,6 +53,7 @@ func setupGrid(c *trainCmd) error {
 	fs.Float64Var(&d.GAFNScale, "gafn-scale", d.GAFNScale, "scale of GAFN's intrinsic rewards")
 	objective := fs.String("objective", string(d.Objective), "the Student's training objective: tb (trajectory balance), db (detailed balance; the Teacher trains with DB too), subtb (sub-trajectory balance, --lambda), vargrad (log-partition variance), fm (flow matching on the outputs as log edge flows), mdb (modified DB: every visited state scored as if it stopped there, a reward call each), fl-db or fl-subtb (forward-looking flows, log F(s) = log R(s) + the flow head, a reward call per visited state); the Teacher of all but db trains with TB on the Student's per-object loss")
 	fs.Float64Var(&d.Lambda, "lambda", objectiveDefaultLambda, "subtb, fl-subtb: weight lambda^(j-i) of each sub-trajectory i..j")
+	fs.BoolVar(&d.FreeStateRewards, "free-state-rewards", false, "mdb, fl-db, fl-subtb: the visited states' rewards do not count toward --reward-calls (reported apart as state_reward_calls), so these objectives take as many trajectories as the others")
 	calls := fs.Int("reward-calls", 0, "reward-call budget; 0 = the paper's (96000, or 384000 for d=4 H=32)")
 	fs.IntVar(&d.Batch, "batch", d.Batch, "trajectories per batch (>= 1)")
 	hidden := intList(d.Hidden)
@@ -205,7 +206,11 @@ func setupGrid(c *trainCmd) error {
 }
 
 func printGridSummary(w io.Writer, s *train.Summary) {
-	fmt.Fprintf(w, "  steps %d (gradient steps %d), reward calls %d\n", s.Steps, s.GradSteps, s.RewardCalls)
+	fmt.Fprintf(w, "  steps %d (gradient steps %d), reward calls %d", s.Steps, s.GradSteps, s.RewardCalls)
+	if s.StateRewardCalls > 0 {
+		fmt.Fprintf(w, " (and %d of visited states, outside the budget)", s.StateRewardCalls)
+	}
+	fmt.Fprintln(w)
 	if s.ModesTotal > 0 {
 		fmt.Fprintf(w, "  modes found %d of %d\n", s.ModesFound, s.ModesTotal)
 	}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -611,6 +612,7 @@ func TestGridObjectives(t *testing.T) {
 		{"--objective", "fm", "--method", "tb"},
 		{"--objective", "mdb"},
 		{"--objective", "fl-subtb", "--lambda", "0.5"},
+		{"--objective", "mdb", "--free-state-rewards"},
 	} {
 		dir := t.TempDir()
 		out, _, err := runCLI(append([]string{"train", "--dim", "2", "--side", "6", "--hidden", "16", "--reward-calls", "960", "--eval-samples", "0", "--quiet", "--out", dir}, args...)...)
@@ -620,6 +622,11 @@ func TestGridObjectives(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(dir, "config.json"))
 		if !strings.Contains(string(b), `"objective": "`+args[1]+`"`) || !strings.Contains(out, "Student exact: L1") {
 			t.Errorf("%v: config.json %s\noutput %s", args, b, out)
+		}
+		// Free state rewards: the budget's 960 reward calls are terminal
+		// ones, the visited states' counted apart.
+		if free := slices.Contains(args, "--free-state-rewards"); free != strings.Contains(out, "reward calls 960 (and ") {
+			t.Errorf("%v: output %s", args, out)
 		}
 	}
 	for args, want := range map[string]string{
