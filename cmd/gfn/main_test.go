@@ -561,6 +561,25 @@ func TestSMCSuite(t *testing.T) {
 	if s.Kernel != "hmc" || s.PriorVar != 1600 || s.EMC == nil || !(*s.EMC > 0 && *s.EMC <= 1) || s.MMD == nil || s.DeltaLogZ == nil || *s.DeltaLogZ != math.Abs(s.LogZ) {
 		t.Errorf("summary %s", b)
 	}
+	// LGCP: no exact sampler and no known log Z, so no W2, MMD or
+	// |Δ log Z|, and nothing NaN in the summary.
+	dir = filepath.Join(t.TempDir(), "lgcp")
+	if _, _, err := runCLI("train", "--task", "lgcp", "--method", "smc", "--particles", "8", "--temperatures", "2", "--out", dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err = os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l struct {
+		LogZ      float64  `json:"log_z"`
+		TrueLogZ  *float64 `json:"true_log_z"`
+		DeltaLogZ *float64 `json:"delta_log_z"`
+		MMD       *float64 `json:"mmd"`
+	}
+	if err := json.Unmarshal(b, &l); err != nil || l.TrueLogZ != nil || l.DeltaLogZ != nil || l.MMD != nil || math.IsNaN(l.LogZ) {
+		t.Errorf("lgcp summary (%v) %s", err, b)
+	}
 }
 
 // TestRewardArguments: sequences given as repeated --seq, as arguments,

@@ -142,8 +142,8 @@ func runTrainSMC(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // W2 of its equally weighted samples against as many exact ones),
 // writes summary.json and prints it.
 func writeBaseline(e energy.Energy, s smcSummary, samples []float32, seed uint64, dir string, t0 time.Time, stdout io.Writer) error {
-	if lz, ok := e.(target.LogZer); ok {
-		v := lz.LogZ()
+	if lz, ok := e.(target.LogZer); ok && !math.IsNaN(lz.LogZ()) && !math.IsInf(lz.LogZ(), 0) {
+		v := lz.LogZ() // LGCP's is unknown (NaN): no true log Z, no |Δ log Z|
 		s.TrueLogZ = &v
 	}
 	exact := diffusion.ExactSamples(e, len(samples)/e.Dim(), rand.New(rand.NewPCG(seed, 0xe8ac7)))
