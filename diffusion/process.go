@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/gfngo/gfn/nn"
 )
@@ -177,8 +178,16 @@ type sampler struct {
 	// step-major), or nil.
 	Recorded *nn.Matrix
 	// z holds one step's noise, drawn serially in row order so that the
-	// rows can then be stepped in parallel with the serial loop's bits.
-	z []float64
+	// rows can then be stepped in parallel with the serial loop's bits;
+	// zNext the next step's, drawn meanwhile (large batches).
+	z, zNext []float64
+}
+
+// normals fills z with standard normal draws of rng, in order.
+func normals(rng *rand.Rand, z []float64) {
+	for j := range z {
+		z[j] = rng.NormFloat64()
+	}
 }
 
 // Forward draws n trajectories from the policy, filling dst's states,
@@ -204,22 +213,37 @@ func (s *sampler) Forward(p Process, net Policy, n int, opt sampleOptions, rng *
 	lv0 := math.Log(p.Sigma2)
 	v0 := dt * math.Exp(lv0)
 	sd0 := math.Sqrt(v0 + f2)
-	for i := range p.Steps {
-		s.x.Rows, s.x.Cols, s.x.Data = n, d, dst.Step(i)
-		s.ts[0] = float32(float64(i) * dt)
-		out := net.Forward(&s.x, s.ts[:])
-		xi, xn := dst.Step(i), dst.Step(i+1)
-		s.z = growF(s.z, n*d)
-		for j := range s.z {
-			s.z[j] = rng.NormFloat64()
+	if rowsParallel(n, d) {
+		// Large batches: the next step's noise is drawn, in the same
+		// order from the same stream, while the rows of this one are
+		// stepped on the other cores (the draws are serial; at d = 1,600
+		// they left a core idle for a sixth of a sampling pass).
+		s.z, s.zNext = growF(s.z, n*d), growF(s.zNext, n*d)
+		normals(rng, s.z)
+		for i := range p.Steps {
+			s.x.Rows, s.x.Cols, s.x.Data = n, d, dst.Step(i)
+			s.ts[0] = float32(float64(i) * dt)
+			out := net.Forward(&s.x, s.ts[:])
+			st := stepRows{p: p, out: out, xi: dst.Step(i), xn: dst.Step(i + 1), z: s.z, logPF: dst.LogPF, ldt: ldt, lv0: lv0, v0: v0, sd0: sd0, f2: f2}
+			var wg sync.WaitGroup
+			if i+1 < p.Steps {
+				next := s.zNext
+				wg.Go(func() { normals(rng, next) })
+			}
+			forRows(n, d, st.rows)
+			wg.Wait()
+			s.z, s.zNext = s.zNext, s.z
 		}
-		st := stepRows{p: p, out: out, xi: xi, xn: xn, z: s.z, logPF: dst.LogPF, ldt: ldt, lv0: lv0, v0: v0, sd0: sd0, f2: f2}
-		if !rowsParallel(n, d) {
+	} else {
+		for i := range p.Steps {
+			s.x.Rows, s.x.Cols, s.x.Data = n, d, dst.Step(i)
+			s.ts[0] = float32(float64(i) * dt)
+			out := net.Forward(&s.x, s.ts[:])
+			s.z = growF(s.z, n*d)
+			normals(rng, s.z)
+			st := stepRows{p: p, out: out, xi: dst.Step(i), xn: dst.Step(i + 1), z: s.z, logPF: dst.LogPF, ldt: ldt, lv0: lv0, v0: v0, sd0: sd0, f2: f2}
 			st.rows(0, n)
-			continue
 		}
-		par := st // the goroutines' copy escapes; st stays on the stack
-		forRows(n, d, par.rows)
 	}
 	if record {
 		s.Recorded = rec.EndRecord()

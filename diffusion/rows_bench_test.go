@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gfngo/gfn/nn"
+	"github.com/gfngo/gfn/timenet"
 )
 
 // BenchmarkRowsHighDim times the per-coordinate loops of a training step
@@ -41,4 +42,24 @@ func BenchmarkRowsHighDim(b *testing.B) {
 			gradRows(p, out, &bt, 0, p.Steps, delta, -1/float64(n), nil, &dy)
 		}
 	})
+}
+
+// BenchmarkSampleHighDim times sampling 300 trajectories of 10 steps at
+// d = 1,600 (LGCP's size, the sendera preset's PIS network of width 64,
+// a learned variance): the network passes, the serial noise draws and
+// the parallel per-coordinate steps. ns/op is one Forward.
+func BenchmarkSampleHighDim(b *testing.B) {
+	p := Process{Dim: 1600, Steps: 10, Sigma2: 1, LearnedVariance: true, VarianceRange: 4}
+	rng := rand.New(rand.NewPCG(1, 2))
+	net, err := timenet.New(timenet.Config{Arch: timenet.PIS, Hidden: 64}, p.Dim, rng)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var s sampler
+	var bt batch
+	s.Forward(p, net, 300, sampleOptions{}, rng, &bt)
+	b.ResetTimer()
+	for range b.N {
+		s.Forward(p, net, 300, sampleOptions{}, rng, &bt)
+	}
 }
