@@ -63,3 +63,34 @@ func BenchmarkSampleHighDim(b *testing.B) {
 		s.Forward(p, net, 300, sampleOptions{}, rng, &bt)
 	}
 }
+
+// BenchmarkTBStep times the Student's TB step on a sampled batch, Eval
+// then Grad (the network's passes and the per-coordinate loops), at the
+// suite's d = 50 (batch 300, T = 128, PIS width 64, learned variance):
+// ns/op is one step.
+func BenchmarkTBStep(b *testing.B) {
+	p := Process{Dim: 50, Steps: 128, Sigma2: 5, LearnedVariance: true, VarianceRange: 4}
+	rng := rand.New(rand.NewPCG(1, 2))
+	net, err := timenet.New(timenet.Config{Arch: timenet.PIS, Hidden: 64}, p.Dim, rng)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, q := range net.Params() { // outputs that vary
+		for i := range q.Value {
+			if q.Value[i] == 0 {
+				q.Value[i] = float32(0.01 * rng.NormFloat64())
+			}
+		}
+	}
+	var s sampler
+	var bt batch
+	s.Forward(p, net, 300, sampleOptions{}, rng, &bt)
+	logR := make([]float64, bt.N)
+	delta := make([]float64, bt.N)
+	var tb balance
+	b.ResetTimer()
+	for range b.N {
+		tb.Eval(p, net, 0, &bt, logR, delta)
+		tb.Grad(p, net, nil, &bt, delta)
+	}
+}
