@@ -261,7 +261,8 @@ func (r ObjectivesRun) Write() (string, []string, error) {
 	if err := writeResults(r.Dir(), writeCSV, md.String()); err != nil {
 		return "", nil, err
 	}
-	return md.String(), []string{"results.csv", "results.md"}, nil
+	figs, err := objectiveFigures(filepath.Join(r.Dir(), "figures"), all)
+	return md.String(), append([]string{"results.csv", "results.md"}, prefixed("figures/", figs)...), err
 }
 
 // markdown writes one table per task: each objective without and with the

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,8 +37,8 @@ func TestObjectivesTableQuick(t *testing.T) {
 		t.Fatalf("runs: %v, %v", err, runErr)
 	}
 	md, files, err := r.Write()
-	if err != nil || len(files) != 2 {
-		t.Fatalf("write: %v %v", files, err)
+	if err != nil || len(files) != 4 || !slices.Contains(files, "figures/tfbind8.png") {
+		t.Fatalf("write: %v %v (want results.csv, results.md and a figure per task)", files, err)
 	}
 	for _, want := range []string{"## d2H128", "## tfbind8", "| subtb | tb (1) |", "| subtb | teacher (1) |", "| subtb | teacher-per (1) |", "--quick: one seed"} {
 		if !strings.Contains(md, want) {
@@ -113,5 +114,42 @@ func TestObjectivesTableSequenceLogZ(t *testing.T) {
 	}
 	if !strings.Contains(md, "| db | per (1) | 300.0 ± 0.0 | 7.000 ± 0.000 | 9.500 ± 0.000 | 0.250 ± 0.000 | 30s |") || strings.Contains(md, "Δ log Z") {
 		t.Errorf("results.md:\n%s", md)
+	}
+}
+
+// The table draws a figure per task from its finished runs' metrics.csv,
+// without and with the Teacher side by side; a run whose metrics.csv is
+// unreadable is left out of the figure, not fatal.
+func TestObjectivesFigures(t *testing.T) {
+	r := ObjectivesRun{O: ObjectivesOptions{Out: t.TempDir(), Seeds: 2, Tasks: []string{"d4H16"}, Objectives: []string{"tb", "db"}}}
+	jobs, err := r.Jobs()
+	if err != nil || len(jobs) != 8 {
+		t.Fatalf("%d jobs (%v)", len(jobs), err)
+	}
+	for i, j := range jobs {
+		if err := os.MkdirAll(j.Dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(j.Dir, "summary.json"), []byte(`{"modes_found": 10, "wall_seconds": 5}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		csv := "step,reward_calls,modes\n0,16,1\n100,1616,5\n200,3216,9\n"
+		if i == 0 {
+			csv = "step,reward_calls\n0,16\n" // no modes column
+		}
+		if err := os.WriteFile(filepath.Join(j.Dir, "metrics.csv"), []byte(csv), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, files, err := r.Write()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(files, "figures/d4H16.png") {
+		t.Fatalf("files written: %v", files)
+	}
+	b, err := os.ReadFile(filepath.Join(r.Dir(), "figures", "d4H16.png"))
+	if err != nil || len(b) < 1000 || string(b[1:4]) != "PNG" {
+		t.Errorf("figure: %d bytes, %v", len(b), err)
 	}
 }
