@@ -29,7 +29,7 @@ type Evaluation struct {
 // Evaluate computes the exact distances and, with n > 0, the empirical L1
 // of n fresh Student samples drawn with rng.
 func (t *Trainer) Evaluate(n int, rng *rand.Rand) (Evaluation, error) {
-	r := Evaluation{Env: fmt.Sprint(t.Env), Step: t.Step, LogZ: t.Student.LogZEstimate(t.Env), ModesFound: len(t.ModesFound)}
+	r := Evaluation{Env: fmt.Sprint(t.Env), Step: t.Step, LogZ: t.StudentLogZ(), ModesFound: len(t.ModesFound)}
 	enum, ok := t.Env.(metrics.Enumerable)
 	if !ok {
 		r.Note = "exact metrics skipped: the environment cannot be enumerated"

@@ -317,7 +317,7 @@ func (f *family) Status() string { return f.status }
 func (f *family) Point(row []float64) error {
 	t, env := f.t, f.t.Env
 	row[1], row[2], row[3] = float64(t.RewardCalls), float64(t.GradSteps), float64(len(t.ModesFound))
-	row[6] = t.Student.LogZEstimate(env)
+	row[6] = t.StudentLogZ()
 	if t.Teacher != nil {
 		row[7] = t.Teacher.LogZEstimate(env)
 	}
@@ -359,7 +359,7 @@ func (f *family) Finish(*run.Curve) (any, error) {
 	if nm, ok := env.(target.Moder); ok {
 		s.ModesTotal = nm.NumModes()
 	}
-	s.LogZ = t.Student.LogZEstimate(env)
+	s.LogZ = t.StudentLogZ()
 	if res.Target != nil {
 		var wg sync.WaitGroup
 		if t.Teacher != nil {

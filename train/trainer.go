@@ -56,6 +56,29 @@ func (a *Agent) LogZEstimate(env discrete.Env) float64 {
 	return float64(out.Data[env.NumActions()])
 }
 
+// StudentLogZ is the Student's estimate of log Z: LogZEstimate, plus, on
+// forward-looking flows (log F(s) = log R(s) + the head), the reward of
+// s_0 scored as if it stopped there (a reward call, not counted: an
+// evaluation's, not training's).
+func (t *Trainer) StudentLogZ() float64 {
+	z := t.Student.LogZEstimate(t.Env)
+	if t.cfg.Objective != ObjectiveFLDB && t.cfg.Objective != ObjectiveFLSubTB {
+		return z
+	}
+	st, ok := t.Env.(discrete.Stopper)
+	if !ok {
+		return z
+	}
+	s0 := make([]int32, t.Env.StateLen())
+	t.Env.Init(s0)
+	t.Env.Step(s0, st.StopAction())
+	r := make([]float64, 1)
+	if err := t.Env.LogReward(s0, 1, r); err != nil {
+		return math.NaN()
+	}
+	return z + r[0]
+}
+
 // update clips the accumulated gradient jointly (policy and log Z, as the
 // reference does) and takes an Adam step.
 func (a *Agent) update(clip float64) {
@@ -328,7 +351,7 @@ func (t *Trainer) Iterate() (Iteration, error) {
 		t.stepTB(role, &it)
 	}
 	t.GradSteps++
-	it.StudentLogZ = t.Student.LogZEstimate(t.Env)
+	it.StudentLogZ = t.StudentLogZ()
 	if t.Teacher != nil {
 		it.TeacherLogZ = t.Teacher.LogZEstimate(t.Env)
 	}
