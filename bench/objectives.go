@@ -367,7 +367,8 @@ func (r ObjectivesRun) markdown(w io.Writer, rs []objectiveResult) {
 		if len(pub) > 0 {
 			fmt.Fprintf(w, "\nPublished: %s. Their Δ log Z is |log Z − log Ẑ| of the ELBO estimate, Δ log Z (IS) the importance-weighted one's (ours: ELBO and ELBO-IS, %s). Their settings are not this table's (batch 300, 25,000 iterations, their network and σ²; exploration on VarGrad): a guide, not a test.\n", publishedSource, "the final evaluation")
 		}
-		fmt.Fprintln(w)
+		// The figure objectiveFigures draws from the same runs.
+		fmt.Fprintf(w, "\n![%s: each objective's curve without and with the Teacher](figures/%s.png)\n\n", t.Name, t.Name)
 	}
 }
 
