@@ -153,3 +153,42 @@ func TestObjectivesFigures(t *testing.T) {
 		t.Errorf("figure: %d bytes, %v", len(b), err)
 	}
 }
+
+// The sendera rows run at Sendera et al.'s settings, VarGrad with their
+// exploration, and a mean outside their mean ± 2 std is marked †.
+func TestObjectivesSenderaRows(t *testing.T) {
+	r := ObjectivesRun{O: ObjectivesOptions{Out: t.TempDir(), Seeds: 1, Tasks: []string{"25gmm-sendera"}}}
+	jobs, err := r.Jobs()
+	if err != nil || len(jobs) != 6 {
+		t.Fatalf("%d jobs (%v), want tb, vargrad, fl-subtb × tb, teacher", len(jobs), err)
+	}
+	for _, j := range jobs {
+		args := strings.Join(j.Args, " ")
+		if !strings.Contains(args, "--task 25gmm --preset sendera") || strings.Contains(j.Label, "vargrad") != strings.Contains(args, "--explore-all") {
+			t.Errorf("%s: %s", j.Label, args)
+		}
+		// TB's ELBO and ELBO-IS 1.0 below log Z (inside 1.176 ± 2·0.109 and
+		// 1.071 ± 2·0.112), FL-SubTB's 0.5 and 1.2 (outside 1.127 ± 2·0.010
+		// and 1.020 ± 2·0.010).
+		elbo, elboIS := -1.0, -1.0
+		if strings.Contains(j.Label, "fl-subtb") {
+			elbo, elboIS = -0.5, -1.2
+		}
+		if err := os.MkdirAll(j.Dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		s := fmt.Sprintf(`{"elbo": %v, "elbo_is": %v, "eubo": 1, "log_z": 0, "true_log_z": 0, "wall_seconds": 60}`, elbo, elboIS)
+		if err := os.WriteFile(filepath.Join(j.Dir, "summary.json"), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md, _, err := r.Write()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| tb | tb (1) |", "| 1.000 ± 0.000 | 1.000 ± 0.000 | 1m00s |", "| fl-subtb | tb (1) |", "0.500 ± 0.000 † | 1.200 ± 0.000 † |", "| FL-SubTB | published |", "† marks a mean outside"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("results.md lacks %q:\n%s", want, md)
+		}
+	}
+}

@@ -22,7 +22,7 @@ type objectiveAxes struct {
 // modes found against reward calls, the diffusion samplers' ELBO against
 // iterations, the sequences' modes found against rounds.
 func axesOf(task string) objectiveAxes {
-	switch task {
+	switch strings.TrimSuffix(task, "-sendera") {
 	case "25gmm", "manywell":
 		return objectiveAxes{x: "step", y: "elbo", xLabel: "iterations", yLabel: "ELBO"}
 	case "tfbind8", "qm9str":

@@ -14,8 +14,9 @@ import (
 
 // Presets names the built-in configurations: "reference" and "paper"
 // (25gmm, manywell: the adaptive-teacher paper's tasks), "sendera" (funnel,
-// lgcp) and "blessing" (gmm40, gmm40-50d, mos). PresetTasks says which
-// tasks each has.
+// lgcp, and 25gmm and manywell at Sendera et al.'s settings) and
+// "blessing" (gmm40, gmm40-50d, mos). PresetTasks says which tasks each
+// has.
 var Presets = []string{"reference", "paper", "sendera", "blessing"}
 
 // PresetTasks lists the tasks each preset has settings for; the first
@@ -23,7 +24,7 @@ var Presets = []string{"reference", "paper", "sendera", "blessing"}
 var PresetTasks = map[string][]string{
 	"reference": {"25gmm", "manywell"},
 	"paper":     {"25gmm", "manywell"},
-	"sendera":   {"funnel", "lgcp"},
+	"sendera":   {"funnel", "lgcp", "25gmm", "manywell"},
 	"blessing":  {"gmm40", "gmm40-50d", "mos"},
 }
 
@@ -102,11 +103,11 @@ func DefaultConfig() Config { c, _ := Preset("paper", "25gmm"); return c }
 // The diffusion-sampler suite (docs/design/diffusion-suite-presets.md
 // gives every source line):
 //
-//   - "sendera" (funnel, lgcp): Sendera et al. 2024 ("Improved off-policy
-//     training of diffusion samplers"), §5.1 and App. D, with
-//     gfn-diffusion's code defaults where the text is silent: T = 100, σ²
-//     = 1 (funnel) or 5 (LGCP: their App. D tried 1, 3 and 5; σ² = 1 gave
-//     no reasonable result), fixed variance, the PIS network of width 64
+//   - "sendera" (funnel, lgcp, 25gmm, manywell): Sendera et al. 2024
+//     ("Improved off-policy training of diffusion samplers"), §5.1 and
+//     App. D, with gfn-diffusion's code defaults where the text is silent:
+//     T = 100, σ² = 1 (funnel, Manywell) or 5 (25GMM; LGCP: their App. D
+//     tried 1, 3 and 5; σ² = 1 gave no reasonable result), fixed variance, the PIS network of width 64
 //     (time, state and harmonics 64, 2 joint layers), drift bound ±10⁴,
 //     batch 300, 25,001 iterations (their loop's epochs + 1), Adam with
 //     lr 10⁻³ / log Z 10⁻¹, no weight decay, no schedule, no clipping, log
@@ -201,6 +202,8 @@ func Preset(name, task string) (Config, error) {
 		switch task {
 		case "lgcp":
 			c.Sigma2, c.BufferCap, c.LS.StepSize = 5, 60000, 1e-3
+		case "25gmm":
+			c.Sigma2 = 5
 		}
 	}
 	return c, nil

@@ -85,7 +85,7 @@ func setupDiffusion(c *trainCmd) error {
 		return usageError{err}
 	}
 	c.addTaskFlag(taskHelp)
-	fs.String("preset", preset, "settings: paper (the paper's text, which reproduces its table) or reference (the released code) for 25gmm and manywell; sendera (Sendera et al. 2024) for funnel and lgcp; blessing (Blessing et al. 2024's budget on this library's process) for gmm40, gmm40-50d and mos")
+	fs.String("preset", preset, "settings: paper (the paper's text, which reproduces its table) or reference (the released code) for 25gmm and manywell; sendera (Sendera et al. 2024) for funnel and lgcp, and for 25gmm and manywell at their settings; blessing (Blessing et al. 2024's budget on this library's process) for gmm40, gmm40-50d and mos")
 	method := fs.String("method", string(d.Method), "training method: tb, eps (exploration noise), prt, per, teacher, pis (path integral sampler: gradients through the trajectory), smc (sequential Monte Carlo) and ggns (gradient-guided nested sampling): no training, see --method smc --help")
 	fs.StringVar(&d.Objective, "objective", "tb", "the Student's training objective: "+strings.Join(diffusion.Objectives, ", ")+" (vargrad: the batch variance of log R + sum log P_B - sum log P_F, no log Z learned; db and subtb: with a flow network of (x, t); fl-db and fl-subtb: forward-looking flows, t log R(x_t) + (1-t) log p_ref(x_t) + the network, T-1 energy evaluations per trajectory); the Teacher trains with TB on the Student's per-object loss")
 	fs.Float64Var(&d.Lambda, "lambda", diffusion.DefaultLambda, "subtb, fl-subtb: weight lambda^(j-i) of each sub-trajectory i..j (gfn-diffusion's default 2)")
