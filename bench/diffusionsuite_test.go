@@ -64,6 +64,10 @@ func TestSuiteTable(t *testing.T) {
 		if c, _ := diffusion.Preset(j.Preset, j.Task); j.Method != "smc" && j.Iterations != c.Iterations {
 			t.Errorf("%s %s: %d iterations, preset %d", j.Task, j.Method, j.Iterations, c.Iterations)
 		}
+		// Sendera et al.'s evaluation size for the trained methods.
+		if final := strings.Contains(strings.Join(j.Args, " "), "--final-samples 2000"); final != (j.Method != "smc") {
+			t.Errorf("%s %s: args %q", j.Task, j.Method, j.Args)
+		}
 	}
 	for _, bad := range []DiffusionOptions{{Preset: "paper"}, {Tasks: []string{"nope"}}, {Methods: []string{"ggns"}}} {
 		if err := bad.validate(tb); err == nil {

@@ -100,7 +100,9 @@ var ObjectiveTasks = []ObjectiveTask{
 // published objectives.
 func senderaObjectiveTask(task string) ObjectiveTask {
 	args := []string{"--task", task, "--preset", "sendera"}
-	return ObjectiveTask{Name: task + "-sendera", Args: args, Quick: append(slices.Clone(args), quickDiffusionArgs...),
+	// Their evaluation: 2,000 samples for every metric.
+	full := append(slices.Clone(args), "--final-samples", strconv.Itoa(suiteFinalSamples))
+	return ObjectiveTask{Name: task + "-sendera", Args: full, Quick: append(slices.Clone(args), quickDiffusionArgs...),
 		Objectives: []string{"tb", "vargrad", "fl-subtb"}, Without: "tb", With: "teacher",
 		Extra:     map[string][]string{"vargrad": {"--explore-all"}}, // their VarGrad + Expl.
 		Published: task, Comparable: true}
