@@ -60,8 +60,8 @@ type Summary struct {
 	// Steps is the number of units done.
 	Steps int `json:"steps"`
 	// Times in seconds (Train: the units alone; Eval: the curve's
-	// points) and per unit in milliseconds: the mean over all units and
-	// over the first and the last tenth.
+	// points and the final evaluation) and per unit in milliseconds: the
+	// mean over all units and over the first and the last tenth.
 	WallSeconds    float64 `json:"wall_seconds"`
 	TrainSeconds   float64 `json:"train_seconds"`
 	EvalSeconds    float64 `json:"eval_seconds"`
@@ -526,11 +526,15 @@ func (d *driver) checkpoint(finished bool) error {
 // finish runs the final evaluation and writes the outputs.
 func (d *driver) finish() (*Outcome, error) {
 	snap := d.snapshot()
+	t0 := time.Now()
 	s, err := d.f.Finish(&d.cur)
 	if err != nil {
 		d.undo(snap) // a resume evaluates again from the same streams
 		return nil, d.evalFailed(err)
 	}
+	// The final evaluation counts as evaluation too (an exact W2 of
+	// 10,000 samples can outlast the training).
+	d.h.EvalSeconds += time.Since(t0).Seconds()
 	if b, ok := s.(Baser); ok {
 		c := b.Base()
 		c.Family, c.Unit = d.lay.Kind, d.lay.Unit
