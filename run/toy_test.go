@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/run"
@@ -223,4 +224,25 @@ func (o *otherKind) Layout() run.Layout {
 	l := o.toy.Layout()
 	l.Kind = "other"
 	return l
+}
+
+// slowFinish is the toy with a final evaluation that takes 60 ms.
+type slowFinish struct{ *toy }
+
+func (s slowFinish) Finish(c *run.Curve) (any, error) {
+	time.Sleep(60 * time.Millisecond)
+	return s.toy.Finish(c)
+}
+
+// The summary's evaluation time includes the final evaluation, not only
+// the curve's points.
+func TestEvalSecondsIncludeFinish(t *testing.T) {
+	out, err := run.Drive(context.Background(), slowFinish{newToy(toyConfig{Mean: 3, Budget: 3, Seed: 7})}, run.Options{NoFigures: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := out.Summary.(*toySummary)
+	if !(s.EvalSeconds >= 0.06) || !(s.WallSeconds >= s.EvalSeconds) {
+		t.Errorf("eval %v s, wall %v s: the final evaluation's 60 ms is not counted", s.EvalSeconds, s.WallSeconds)
+	}
 }
