@@ -23,34 +23,50 @@ func readSeqCurve(dir string) (seqCurve, error) {
 }
 
 // seedBands returns the mean ± std over curves of each metric at the
-// rounds all curves share (the common prefix of their round columns:
-// the seeds of a task evaluate at the same rounds).
+// rounds all curves share (seedBand).
 func seedBands(curves []seqCurve) (rounds []float64, modes, elbo, eubo [2][]float64) {
-	n := len(curves[0].round)
-	for _, c := range curves[1:] {
-		k := 0
-		for k < min(n, len(c.round)) && c.round[k] == curves[0].round[k] {
-			k++
+	col := func(get func(seqCurve) []float64) [][]float64 {
+		var v [][]float64
+		for _, c := range curves {
+			v = append(v, get(c))
 		}
-		n = k
+		return v
 	}
-	rounds = curves[0].round[:n]
+	xs := col(func(c seqCurve) []float64 { return c.round })
 	band := func(get func(seqCurve) []float64) [2][]float64 {
-		mean, std := make([]float64, n), make([]float64, n)
-		v := make([]float64, 0, len(curves))
-		for i := range n {
-			v = v[:0]
-			for _, c := range curves {
-				if x := get(c)[i]; !math.IsNaN(x) {
-					v = append(v, x)
-				}
-			}
-			mean[i], std[i] = meanStd(v)
-		}
+		x, mean, std := seedBand(xs, col(get))
+		rounds = x
 		return [2][]float64{mean, std}
 	}
 	return rounds, band(func(c seqCurve) []float64 { return c.modes }),
 		band(func(c seqCurve) []float64 { return c.elbo }), band(func(c seqCurve) []float64 { return c.eubo })
+}
+
+// seedBand is the mean ± std (population) over runs of the column ys at
+// the x values all runs share: the common prefix of their x columns xs
+// (the seeds of one configuration evaluate at the same points). NaN
+// cells are left out of a point's mean.
+func seedBand(xs, ys [][]float64) (x, mean, std []float64) {
+	n := len(xs[0])
+	for _, c := range xs[1:] {
+		k := 0
+		for k < min(n, len(c)) && c[k] == xs[0][k] {
+			k++
+		}
+		n = k
+	}
+	mean, std = make([]float64, n), make([]float64, n)
+	v := make([]float64, 0, len(ys))
+	for i := range n {
+		v = v[:0]
+		for _, y := range ys {
+			if !math.IsNaN(y[i]) {
+				v = append(v, y[i])
+			}
+		}
+		mean[i], std[i] = meanStd(v)
+	}
+	return xs[0][:n], mean, std
 }
 
 // BiochemFigure draws the paper's sequence-design figure into path from

@@ -31,31 +31,21 @@ func axesOf(task string) objectiveAxes {
 	return objectiveAxes{x: "reward_calls", y: "modes", xLabel: "reward calls (terminal)", yLabel: "modes found", zero: true}
 }
 
-// meanSeries is the mean ± std (population) over the runs of column y at
-// the rows all of them have, against the shortest run's column x, named
-// with the count of runs; runs whose metrics.csv cannot be read are left
-// out (a figure is no reason to fail a table).
+// meanSeries is the mean ± std over the runs of column y against x
+// (seedBand), named with the count of runs; runs whose metrics.csv cannot
+// be read are left out (a figure is no reason to fail a table).
 func meanSeries(obj string, dirs []string, ax objectiveAxes) plot.Series {
-	var s plot.Series
-	var ys [][]float64
+	var xs, ys [][]float64
 	for _, d := range dirs {
 		c, err := readColumns(d, []string{ax.x, ax.y}, nil)
 		if err != nil {
 			continue
 		}
-		if s.X == nil || len(c[ax.x]) < len(s.X) {
-			s.X = c[ax.x]
-		}
-		ys = append(ys, c[ax.y])
+		xs, ys = append(xs, c[ax.x]), append(ys, c[ax.y])
 	}
-	s.Name = fmt.Sprintf("%s (%d)", obj, len(ys))
-	for i := range s.X {
-		var v []float64
-		for _, y := range ys {
-			v = append(v, y[i])
-		}
-		m, sd := meanStd(v)
-		s.Y, s.Std = append(s.Y, m), append(s.Std, sd)
+	s := plot.Series{Name: fmt.Sprintf("%s (%d)", obj, len(ys))}
+	if len(xs) > 0 {
+		s.X, s.Y, s.Std = seedBand(xs, ys)
 	}
 	return s
 }
