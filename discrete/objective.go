@@ -122,15 +122,7 @@ func (o *Objective) stateRewards(env Env, tr *Trajectories, logR []float64) erro
 	for i := range b.Scale {
 		b.Scale[i] = 1
 	}
-	f.calls = len(f.which)
-	f.logR = growF64(f.logR, f.calls)
-	if err := env.LogReward(f.xs, f.calls, f.logR); err != nil {
-		return err
-	}
-	for i, s := range f.which {
-		b.StateLogR[s] = f.logR[i]
-	}
-	return nil
+	return f.score(env, b.StateLogR)
 }
 
 // RewardCalls is the number of rewards the last Eval asked of the
@@ -299,6 +291,23 @@ type mdbScratch struct {
 	calls int
 }
 
+// score asks env for the rewards of the stopped states f.xs, counts
+// them in f.calls and writes each into stateLogR at its index in f.which.
+func (f *mdbScratch) score(env Env, stateLogR []float64) error {
+	f.calls = len(f.which)
+	if f.calls == 0 {
+		return nil
+	}
+	f.logR = growF64(f.logR, f.calls)
+	if err := env.LogReward(f.xs, f.calls, f.logR); err != nil {
+		return err
+	}
+	for i, s := range f.which {
+		stateLogR[s] = f.logR[i]
+	}
+	return nil
+}
+
 // evalMDB runs modified DB: the moves of each trajectory (its stop
 // action excluded), every visited state's log R as if stopped there (a
 // reward call each, but the trajectory's own end) and its stop
@@ -362,14 +371,8 @@ func (o *Objective) evalMDB(env Env, m Model, tr *Trajectories, logR, delta, per
 	if len(f.keep) == 0 {
 		return 0, fmt.Errorf("discrete: objective %s: every trajectory of the batch stopped at s_0, leaving no move to balance", o.Obj.Name())
 	}
-	if f.calls > 0 {
-		f.logR = growF64(f.logR, f.calls)
-		if err := env.LogReward(f.xs, f.calls, f.logR); err != nil {
-			return 0, err
-		}
-		for i, s := range f.which {
-			b.StateLogR[s] = f.logR[i]
-		}
+	if err := f.score(env, b.StateLogR); err != nil {
+		return 0, err
 	}
 	if err := o.Obj.Eval(b, &o.g, &o.r); err != nil {
 		return 0, err
