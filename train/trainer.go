@@ -58,25 +58,28 @@ func (a *Agent) LogZEstimate(env discrete.Env) float64 {
 
 // StudentLogZ is the Student's estimate of log Z: LogZEstimate, plus, on
 // forward-looking flows (log F(s) = log R(s) + the head), the reward of
-// s_0 scored as if it stopped there (a reward call, not counted: an
-// evaluation's, not training's).
+// s_0 scored as if it stopped there (one reward call for the run, kept:
+// an evaluation's, not training's, so not counted).
 func (t *Trainer) StudentLogZ() float64 {
 	z := t.Student.LogZEstimate(t.Env)
 	if t.cfg.Objective != ObjectiveFLDB && t.cfg.Objective != ObjectiveFLSubTB {
 		return z
 	}
-	st, ok := t.Env.(discrete.Stopper)
-	if !ok {
-		return z
+	if !t.s0Scored {
+		st, ok := t.Env.(discrete.Stopper)
+		if !ok {
+			return z
+		}
+		s0 := make([]int32, t.Env.StateLen())
+		t.Env.Init(s0)
+		t.Env.Step(s0, st.StopAction())
+		r := make([]float64, 1)
+		if err := t.Env.LogReward(s0, 1, r); err != nil {
+			return math.NaN()
+		}
+		t.s0LogR, t.s0Scored = r[0], true
 	}
-	s0 := make([]int32, t.Env.StateLen())
-	t.Env.Init(s0)
-	t.Env.Step(s0, st.StopAction())
-	r := make([]float64, 1)
-	if err := t.Env.LogReward(s0, 1, r); err != nil {
-		return math.NaN()
-	}
-	return z + r[0]
+	return z + t.s0LogR
 }
 
 // update clips the accumulated gradient jointly (policy and log Z, as the
@@ -117,6 +120,9 @@ type Trainer struct {
 	// StateRewardCalls counts the rewards of visited non-terminal states
 	// kept out of the budget (Config.FreeStateRewards).
 	StateRewardCalls int
+	// s0LogR is log R of s_0 stopped there, once scored (StudentLogZ).
+	s0LogR   float64
+	s0Scored bool
 	// ModesFound holds the keys of the distinct modes any Student or
 	// Teacher training sample has visited (nil if the env has no modes).
 	ModesFound map[uint64]struct{}
