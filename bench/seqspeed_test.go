@@ -16,7 +16,7 @@ import (
 // has it, and the grid's tiny case in bf16: rows named by precision.
 func TestSeqSpeedSmall(t *testing.T) {
 	ps := []nn.Precision{nn.FP32}
-	if kernel.HasBF16() {
+	if kernel.HasBF16Path() {
 		ps = append(ps, nn.BF16)
 	}
 	var rs []SeqSpeedResult
@@ -35,7 +35,7 @@ func TestSeqSpeedSmall(t *testing.T) {
 	if !strings.Contains(buf.String(), "| seq tiny | fp32 | 128 |") {
 		t.Errorf("table:\n%s", buf.String())
 	}
-	if !kernel.HasBF16() {
+	if !kernel.HasBF16Path() {
 		return
 	}
 	r, err := Speed(context.Background(), SpeedCase{"tiny", 2, 8, train.MethodTB}, SpeedOptions{Iterations: 5, LateStep: 10, Precision: nn.BF16})

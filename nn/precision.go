@@ -26,9 +26,12 @@ const (
 	// bits, round to nearest even) and sums their exact products in
 	// float32 (kernel.GemmBF16): each result is within about
 	// 2^-7·Σ_p |a_ip|·|b_pj| of the float32 product. It needs a CPU with
-	// AMX-BF16 or AVX512_BF16 (Check); kernel.BF16Kernel names the kernel
-	// that runs ("amx", 2–7× float32's speed on the products measured,
-	// or "avx512bf16", about 0.6× on the Xeon measured).
+	// AMX-BF16, AVX512_BF16 or at least AVX2 and FMA (Check);
+	// kernel.BF16Kernel names the kernel that runs ("amx", 2–7× float32's
+	// speed on the products measured; "avx512bf16", about 0.6× on the Xeon
+	// measured; "fma", the float32 kernel on rounded operands, about
+	// float32's speed: the same results, summed in another order, on any
+	// x86-64 CPU of the last decade).
 	BF16
 )
 
@@ -72,18 +75,21 @@ func (p *Precision) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Check reports whether this machine runs p's products natively: nil for
-// FP32; for BF16, an error naming the missing CPU feature unless the CPU
-// has AVX512_BF16 or AMX-BF16 (kernel.HasBF16). BF16 is refused rather than emulated because the
-// portable bfloat16 kernel (same bits as the instruction) runs at a few
-// percent of float32's speed (docs/results/bf16-kernels.md).
+// Check reports whether this machine runs p's products at a useful speed:
+// nil for FP32; for BF16, nil where kernel.HasBF16Path (AMX-BF16 or
+// AVX512_BF16, or the float32 FMA kernel on rounded operands, within
+// about 10% of float32's speed on the products that dominate training),
+// else an error naming the missing CPU features. Without AVX2 and FMA,
+// BF16 is refused rather than run on the portable bfloat16 kernel (same
+// bits as the instruction), which runs at a few percent of float32's speed
+// (docs/results/bf16-kernels.md).
 func (p Precision) Check() error {
 	switch p {
 	case FP32:
 		return nil
 	case BF16:
 		if !hasBF16() {
-			return fmt.Errorf("nn: precision bf16 needs a CPU with the AVX512_BF16 instructions, which this one lacks (use fp32)")
+			return fmt.Errorf("nn: precision bf16 needs a CPU with AMX-BF16 or AVX512_BF16, or at least AVX2 and FMA, which this one lacks (use fp32)")
 		}
 		return nil
 	}
@@ -93,7 +99,7 @@ func (p Precision) Check() error {
 // hasBF16 is kernel.HasBF16 unless cpusim.NoBF16 is set; tests replace it
 // (or set cpusim.NoBF16, from other packages) to see the refusal on a CPU
 // that has the instructions.
-var hasBF16 = func() bool { return !cpusim.NoBF16.Load() && kernel.HasBF16() }
+var hasBF16 = func() bool { return !cpusim.NoBF16.Load() && kernel.HasBF16Path() }
 
 // gemm is kernel.Gemm or kernel.GemmBF16, as p selects.
 func (p Precision) gemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {

@@ -54,8 +54,8 @@ func TestPrecisionRefusedWithoutBF16(t *testing.T) {
 	if err := FP32.Check(); err != nil {
 		t.Fatal(err)
 	}
-	if err := BF16.Check(); (err == nil) != kernel.HasBF16() {
-		t.Fatalf("BF16.Check() = %v with HasBF16 %v", err, kernel.HasBF16())
+	if err := BF16.Check(); (err == nil) != kernel.HasBF16Path() {
+		t.Fatalf("BF16.Check() = %v with HasBF16Path %v", err, kernel.HasBF16Path())
 	}
 	defer func(f func() bool) { hasBF16 = f }(hasBF16)
 	hasBF16 = func() bool { return false }
@@ -99,8 +99,8 @@ func TestPrecisionMatMul(t *testing.T) {
 }
 
 func skipWithoutBF16(t testing.TB) {
-	if !kernel.HasBF16() {
-		t.Skip("this CPU lacks AVX512_BF16: BF16 is refused (TestPrecisionRefusedWithoutBF16)")
+	if !kernel.HasBF16Path() {
+		t.Skip("this CPU runs no fast bfloat16 path: BF16 is refused (TestPrecisionRefusedWithoutBF16)")
 	}
 }
 

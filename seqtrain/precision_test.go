@@ -19,8 +19,8 @@ import (
 
 func skipWithoutBF16(t *testing.T) {
 	t.Helper()
-	if !kernel.HasBF16() {
-		t.Skip("this CPU has no bfloat16 instructions: BF16 is refused (TestPrecisionRefused)")
+	if !kernel.HasBF16Path() {
+		t.Skip("this CPU runs no fast bfloat16 path: BF16 is refused (TestPrecisionRefused)")
 	}
 }
 
@@ -111,7 +111,7 @@ func TestPrecisionConfig(t *testing.T) {
 		t.Errorf("precision 7: %v", err)
 	}
 	task := toyTask{A: 3, L: 3}
-	if kernel.HasBF16() {
+	if kernel.HasBF16Path() {
 		own := cfg
 		own.Model = func(env discrete.Env, prefix string, rng *rand.Rand) (discrete.Model, error) {
 			m, err := cfg.Policy.build(env, prefix, rng)

@@ -13,7 +13,7 @@ import (
 // checkpoint's precision, so --resume refuses the flag.
 func (c *trainCmd) addPrecisionFlag(p *nn.Precision, products string) {
 	c.prec = p
-	c.fs.TextVar(p, "precision", *p, "arithmetic of the networks' hidden-layer matrix products, `fp32|bf16`: bf16 has bfloat16 operands summed in float32 ("+products+"); weights, Adam, log Z, log-densities, the loss and every metric stay float32/float64; needs a CPU with AMX-BF16 or AVX512_BF16, refused otherwise")
+	c.fs.TextVar(p, "precision", *p, "arithmetic of the networks' hidden-layer matrix products, `fp32|bf16`: bf16 has bfloat16 operands summed in float32 ("+products+"); weights, Adam, log Z, log-densities, the loss and every metric stay float32/float64; faster than fp32 only with AMX-BF16 (AVX512_BF16 alone measured slower), about fp32's speed with AVX2 and FMA, refused without those")
 }
 
 // checkPrecision refuses a precision this CPU cannot run (nn's error,

@@ -69,6 +69,8 @@ func BF16Kernel() string {
 		return "amx"
 	case bf16Asm:
 		return "avx512bf16"
+	case bf16FMA && backend != BackendGo:
+		return "fma"
 	}
 	return "go"
 }

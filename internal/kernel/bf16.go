@@ -9,6 +9,9 @@ import "math"
 // with AVX512_BF16 one VDPBF16PS does 32 multiply-adds (16 lanes × a pair of
 // k), twice VFMADD231PS's 16.
 //
+// Without those instructions (the fma path, bf16_fma.go) the operands are
+// rounded into float32 copies and multiplied by the float32 kernel.
+//
 // Packed layout: k is taken in pairs, each pair of bfloat16 values in one
 // 32-bit word (k = 2q in the low half, 2q+1 in the high half; an odd k's
 // last pair has a zero high half). B is packed per k block into panels of
@@ -47,9 +50,10 @@ var hasBF16, bf16Asm bool
 // (see BF16Kernel), or the AVX512_BF16 instructions (CPUID leaf 7, subleaf
 // 1, EAX bit 5, with the AVX-512 register state enabled by the operating
 // system) that its VDPBF16PS micro-kernel needs. Without either, GemmBF16
-// runs portable Go at 2–8 GFLOP/s, a few percent of float32 Gemm's speed,
-// so a caller choosing bfloat16 for speed should refuse it and name the
-// feature.
+// runs the float32 kernel on rounded operands where the CPU has AVX2 and
+// FMA (about Gemm's speed, see HasBF16Path), else portable Go at 2–8
+// GFLOP/s, a few percent of Gemm's speed, which a caller should refuse,
+// naming the features.
 // Having the instructions does not make them fast. On the Intel Xeon
 // (Emerald Rapids) this was measured on, VDPBF16PS issues once every two
 // cycles, a quarter of VFMADD231PS's rate for twice its multiply-adds, and
@@ -62,6 +66,12 @@ func HasBF16() bool {
 	return hasBF16 || hasAMX
 }
 
+// HasBF16Path reports whether GemmBF16 runs here on a path within reach of
+// float32 Gemm's speed: bfloat16 hardware (HasBF16) or the float32 SIMD
+// kernel on operands rounded to bfloat16 (BF16Kernel "fma": AVX2 and FMA).
+// Only the portable Go path, a few percent of Gemm's speed, is not.
+func HasBF16Path() bool { return BF16Kernel() != "go" }
+
 // GemmBF16 is Gemm with both operands rounded to bfloat16: C = op(A)·op(B),
 // or C += op(A)·op(B) when accumulate is true, for float32 A, B and C.
 // Every element of op(A) and op(B) is rounded to the nearest bfloat16 (ties
@@ -72,12 +82,12 @@ func HasBF16() bool {
 //
 //	|C - op(A)·op(B)| ≤ (2^-7 + 2^-16 + γ·(1+2^-8)²)·Σ_p |A(i,p)|·|B(p,j)| + γ·|C₀|,
 //
-// γ = n·2^-24/(1 - n·2^-24) with n = k + ⌈k/512⌉ + 1 the float32 roundings a
-// product goes through, and C₀ C's old value if accumulating: no factor k
+// γ = n·2^-24/(1 - n·2^-24) with n = k + ⌈k/256⌉ + 1 bounding the float32
+// roundings a product goes through, and C₀ C's old value if accumulating: no factor k
 // on the rounding of the operands, which the tests check. Bfloat16 subnormals (below 2^-126 in
 // magnitude) count as zero, as VDPBF16PS and TDPBF16PS read them.
 //
-// Three paths compute this; BF16Kernel names the one that runs. On the
+// Four paths compute this; BF16Kernel names the one that runs. On the
 // AVX512_BF16 path ("avx512bf16") the sum for each element runs in k order
 // in blocks of 512, the odd k of each pair first, and C₀ is added last; the
 // portable path ("go") follows the same order, so both give the same bits
@@ -92,7 +102,12 @@ func HasBF16() bool {
 // pseudocode is a sequential float32 sum, but the results measured on
 // Emerald Rapids match no sequential order. So its bits differ from the
 // other paths'; it meets the same bounds in the tests (it flushes
-// subnormals too), so it is within twice them of the portable path.
+// subnormals too), so it is within twice them of the portable path. The
+// fma path, for CPUs with AVX2 and FMA but no bfloat16 instructions, rounds
+// the operands (subnormals to zero) into float32 copies and runs Gemm on
+// them: exact products, float32 sums in Gemm's order (k blocks of 256, C₀
+// added first), partial sums never flushed; it meets the same bounds, so
+// it too is within twice them of the portable path.
 // On every path the split across cores never changes a bit, as with Gemm,
 // and a row of X·W does not depend on the other rows. GemmBF16 panics if a slice is too
 // short for the shapes given: that is a programmer error.
@@ -113,6 +128,10 @@ func GemmBF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float3
 	}
 	if amxOnce.Do(initAMX); bf16AMX {
 		gemmAMX(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
+		return
+	}
+	if bf16FMA && backend != BackendGo {
+		gemmBF16FMA(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
 		return
 	}
 	parts := shareCount()

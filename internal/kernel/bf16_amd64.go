@@ -23,4 +23,6 @@ func init() {
 	// for HasAVX512F.
 	hasBF16 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16
 	bf16Asm = hasBF16
+	// Without the instructions, the float32 kernel on rounded operands.
+	bf16FMA = !hasBF16 && cpu.X86.HasAVX2 && cpu.X86.HasFMA
 }

@@ -11,11 +11,15 @@ import (
 )
 
 // bfPaths lists the GemmBF16 paths this machine runs: the portable one
-// always, the AVX512_BF16 one where the CPU has it, the AMX one where the
-// CPU has AMX-BF16 and the OS grants the tile state.
+// always, the fma one where the float32 kernel has SIMD, the AVX512_BF16
+// one where the CPU has it, the AMX one where the CPU has AMX-BF16 and the
+// OS grants the tile state; the one GemmBF16 takes by default is last.
 func bfPaths() []string {
 	amxOnce.Do(initAMX)
 	paths := []string{"go"}
+	if hasSIMD {
+		paths = append(paths, "fma")
+	}
 	if hasBF16 {
 		paths = append(paths, "avx512bf16")
 	}
@@ -27,11 +31,13 @@ func bfPaths() []string {
 
 // useBF16Path switches GemmBF16's path (a name BF16Kernel gives) and
 // returns the previous one. The AMX path packs with the AVX-512
-// conversions where the CPU has them.
+// conversions where the CPU has them. The fma path runs on the float32
+// backend in use (Use).
 func useBF16Path(path string) string {
 	prev := BF16Kernel()
-	bf16Asm = hasBF16 && path != "go"
+	bf16Asm = hasBF16 && path != "go" && path != "fma"
 	bf16AMX = path == "amx"
+	bf16FMA = path == "fma"
 	return prev
 }
 
@@ -254,9 +260,12 @@ func refBF16(tA, tB bool, m, n, k int, a []float32, lda int, b []float32, ldb in
 
 // bfGamma is the float32 summation bound γ = n·u/(1-n·u), u = 2^-24, for
 // the roundings one product goes through: at most k within its k block and
-// the blocks after it, one more for C's old value.
+// the blocks after it, one more for C's old value. The blocks are the fma
+// path's (the SIMD kernel's kcBlock, 256, which portable builds lack), the
+// shorter: so more of them, a bound for every path.
 func bfGamma(k int) float64 {
-	nu := float64(k+(k+bfKC-1)/bfKC+1) * 0x1p-24
+	const kc = 256
+	nu := float64(k+(k+kc-1)/kc+1) * 0x1p-24
 	return nu / (1 - nu)
 }
 
@@ -349,9 +358,9 @@ func TestGemmBF16MatchesReference(t *testing.T) {
 					switch {
 					case first == nil:
 						first = c
-					case path == "amx":
+					case path == "amx" || path == "fma":
 						// Another summation order: within twice the bound.
-						checkPathsAgree(t, name, m, n, first, c, ldc, c0, acc, sumBF, k, 0)
+						checkPathsAgree(t, path+"/"+name, m, n, first, c, ldc, c0, acc, sumBF, k, 0)
 					default:
 						if i := bitsDiffer(first, c); i >= 0 {
 							t.Fatalf("%s: portable C[%d] = %v (%#08x), assembly %v (%#08x)", name, i,
@@ -427,7 +436,7 @@ func TestGemmBF16TinyValues(t *testing.T) {
 	}
 }
 
-// checkPathsAgree checks that the AMX path's C (got) and the portable
+// checkPathsAgree checks that the AMX or fma path's C (got) and the portable
 // path's (ref) differ by at most twice the float32 summation bound of the
 // rounded operands, 2γ·(Σ|â||b̂| + |C₀|) + 2·flush (each path is within
 // γ·(Σ|â||b̂| + |C₀|) of the rounded operands' exact product, plus flush
@@ -445,7 +454,7 @@ func checkPathsAgree(t *testing.T, name string, m, n int, ref, got []float32, ld
 			}
 			d := math.Abs(float64(got[i*ldc+j]) - float64(ref[i*ldc+j]))
 			if bound := 2*g*(sBF[i*n+j]+old) + 2*flush; d > bound {
-				t.Fatalf("amx/%s: C[%d,%d] = %v, portable %v: differ by %.3g > %.3g", name, i, j,
+				t.Fatalf("%s: C[%d,%d] = %v, portable %v: differ by %.3g > %.3g", name, i, j,
 					got[i*ldc+j], ref[i*ldc+j], d, bound)
 			}
 		}
@@ -630,14 +639,15 @@ func TestGemmBF16DoesNotAllocate(t *testing.T) {
 }
 
 // TestBF16Kernel: BF16Kernel names the path GemmBF16 takes, AMX wherever
-// the CPU has it and the OS grants the tile state (then HasBF16 too).
+// the CPU has it and the OS grants the tile state, then VDPBF16PS, then
+// the float32 kernel on rounded operands; HasBF16 only for the first two.
 func TestBF16Kernel(t *testing.T) {
 	paths := bfPaths()
 	got := BF16Kernel()
 	if want := paths[len(paths)-1]; got != want {
 		t.Fatalf("BF16Kernel() = %q, want %q (paths here: %v)", got, want, paths)
 	}
-	if (got != "go") != HasBF16() {
+	if hw := got == "amx" || got == "avx512bf16"; hw != HasBF16() {
 		t.Fatalf("BF16Kernel() = %q but HasBF16() = %v", got, HasBF16())
 	}
 	t.Logf("GemmBF16 runs %q (paths tested: %v)", got, paths)
@@ -692,4 +702,34 @@ func BenchmarkGemmBF16Portable(b *testing.B) {
 			benchGemm(b, GemmBF16, false, false, s[0], s[1], s[2])
 		})
 	}
+}
+
+// TestRoundBF16s: the fma path's rounding (the AVX2 loop and the Go one)
+// gives bf16Round's bits widened, with bfloat16 subnormals as zeros of
+// their sign, for every kind of value and every length around the
+// 8-value groups.
+func TestRoundBF16s(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 36))
+	src := bitPatterns(r, 1<<16)
+	for _, asm := range []bool{false, true} {
+		bf16Asm8 = asm
+		for _, n := range []int{0, 1, 7, 8, 9, 23, 1 << 16} {
+			dst := make([]float32, n+1)
+			dst[n] = 42
+			roundBF16s(dst[:n], src[:n])
+			for i, x := range src[:n] {
+				h := bf16Round(x)
+				if h&0x7f80 == 0 {
+					h &= 0x8000
+				}
+				if got, want := math.Float32bits(dst[i]), h<<16; got != want {
+					t.Fatalf("asm=%v n=%d: roundBF16s(%#08x) = %#08x, want %#08x", asm, n, math.Float32bits(x), got, want)
+				}
+			}
+			if dst[n] != 42 {
+				t.Fatalf("asm=%v n=%d: wrote past the end", asm, n)
+			}
+		}
+	}
+	bf16Asm8 = true
 }

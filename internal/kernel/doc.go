@@ -14,8 +14,9 @@
 //
 // GemmBF16 is Gemm with both operands rounded to bfloat16 and float32 sums,
 // on AMX-BF16 tiles where the CPU has them and Linux grants the tile state,
-// else on AVX512_BF16's VDPBF16PS, else in portable Go; BF16Kernel names
-// the path that runs, and all three keep the properties above.
+// else on AVX512_BF16's VDPBF16PS, else as Gemm on operands rounded to
+// bfloat16 (AVX2 and FMA), else in portable Go; BF16Kernel names the path
+// that runs, and all four keep the properties above.
 //
 // The element-wise kernels fuse what a layer does around its product: bias
 // and LeakyReLU or GELU (forward, and backward from the saved output or

@@ -90,6 +90,8 @@ type scratch struct {
 	bfA  []uint32  // packed bfloat16 pairs of an A block (GemmBF16)
 	bfB  []uint32  // packed bfloat16 pairs of a B block (GemmBF16)
 	bfT  []uint32  // pairs of a transposed A block before transposing (GemmBF16 on AMX)
+	rA   []float32 // op(A) rounded to bfloat16 (GemmBF16's fma path)
+	rB   []float32 // op(B) rounded to bfloat16 (GemmBF16's fma path)
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
