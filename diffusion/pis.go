@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/gfngo/gfn/energy"
+	"github.com/gfngo/gfn/internal/kernel"
 	"github.com/gfngo/gfn/nn"
 	"github.com/gfngo/gfn/teacher"
 	"github.com/gfngo/gfn/timenet"
@@ -89,7 +90,7 @@ func (p *pathIntegral) Eval(proc Process, net timenet.Net, e energy.Gradient, n 
 				lv, sd := lv0, sd0
 				if proc.LearnedVariance {
 					lv = proc.logVar(o[d+k])
-					sd = math.Sqrt(dt * math.Exp(lv))
+					sd = math.Sqrt(dt * kernel.Exp(lv))
 				}
 				z := rng.NormFloat64()
 				eps[r*d+k] = z
@@ -175,9 +176,9 @@ func (p *pathIntegral) Grad(proc Process, b *batch) {
 					dy[d+k] = 0
 					continue
 				}
-				sd := math.Sqrt(dt * math.Exp(proc.logVar(o[d+k])))
+				sd := math.Sqrt(dt * kernel.Exp(proc.logVar(o[d+k])))
 				dl := gk*sd*eps[r*d+k]/2 - s/2
-				th := math.Tanh(float64(o[d+k]))
+				th := kernel.Tanh(float64(o[d+k]))
 				dy[d+k] = float32(dl * proc.VarianceRange * (1 - th*th))
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"github.com/gfngo/gfn/internal/kernel"
 	"github.com/gfngo/gfn/nn"
 )
 
@@ -92,12 +93,25 @@ func (p Process) logVar(v float32) float64 {
 // learnedLogVar is logVar of a learned variance given lv0 = log σ²,
 // which the hot loops compute once rather than per coordinate (the same
 // bits: at d = 1,600 the per-coordinate log was a tenth of a sampling
-// pass). Not inlined: with math.Tanh inlined into it, scoreRows's loop
-// ran 1.6× slower (BenchmarkRowsHighDim).
-//
-//go:noinline
+// pass). Its tanh is kernel.Tanh, and the variance e^λ is kernel.Exp
+// wherever it is taken, so that the loops that take a row's at once
+// (kernel.TanhExp, rowVar) give the same bits as one value at a time.
 func (p Process) learnedLogVar(lv0 float64, v float32) float64 {
-	return lv0 + p.VarianceRange*math.Tanh(float64(v))
+	return lv0 + float64(p.VarianceRange*kernel.Tanh(float64(v)))
+}
+
+// varPool holds the rows' scratch of tanh v and e^λ (rowVar).
+var varPool = sync.Pool{New: func() any { return new([]float64) }}
+
+// rowVar returns scratch for d values of tanh v and of e^λ, and the
+// pool's handle to put back.
+func rowVar(d int) (h *[]float64, th, ev []float64) {
+	h = varPool.Get().(*[]float64)
+	if cap(*h) < 2*d {
+		*h = make([]float64, 2*d)
+	}
+	s := (*h)[:2*d]
+	return h, s[:d], s[d:]
 }
 
 // batch holds n trajectories, step-major: the states of step i are the
@@ -340,14 +354,23 @@ type stepRows struct {
 // rows steps the rows [lo, hi).
 func (st *stepRows) rows(lo, hi int) {
 	p, out, d, dt := st.p, st.out, st.p.Dim, st.p.dt()
+	var th, ev []float64
+	if p.LearnedVariance {
+		var h *[]float64
+		h, th, ev = rowVar(d)
+		defer varPool.Put(h)
+	}
 	for b := lo; b < hi; b++ {
 		o := out.Row(b)
+		if p.LearnedVariance {
+			kernel.TanhExp(th, ev, o[d:2*d], st.lv0, p.VarianceRange)
+		}
 		var lp float64
 		for k := range d {
 			lv, v, sd := st.lv0, st.v0, st.sd0
 			if p.LearnedVariance {
-				lv = p.learnedLogVar(st.lv0, o[d+k])
-				v = dt * math.Exp(lv)
+				lv = st.lv0 + float64(p.VarianceRange*th[k])
+				v = dt * ev[k]
 				sd = math.Sqrt(v + st.f2)
 			}
 			mean := float64(st.xi[b*d+k]) + dt*p.drift(o[k])

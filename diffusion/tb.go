@@ -3,6 +3,7 @@ package diffusion
 import (
 	"math"
 
+	"github.com/gfngo/gfn/internal/kernel"
 	"github.com/gfngo/gfn/nn"
 )
 
@@ -158,16 +159,25 @@ func scoreRows(p Process, out *nn.Matrix, b *batch, i0, k int, logPF, steps []fl
 // scoreRowsOf is scoreRows for the batch rows [lo, hi).
 func scoreRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, logPF, steps []float64, ldt, lv0, dtv0 float64, lo, hi int) {
 	n, d, dt := b.N, p.Dim, p.dt()
+	var th, ev []float64
+	if p.LearnedVariance {
+		var h *[]float64
+		h, th, ev = rowVar(d)
+		defer varPool.Put(h)
+	}
 	for j := range k {
 		xi, xn := b.Step(i0+j), b.Step(i0+j+1)
 		for r := lo; r < hi; r++ {
 			o := out.Row(j*n + r)
+			if p.LearnedVariance {
+				kernel.TanhExp(th, ev, o[d:2*d], lv0, p.VarianceRange)
+			}
 			var lp float64
 			for c := range d {
 				lv, dtv := lv0, dtv0
 				if p.LearnedVariance {
-					lv = p.learnedLogVar(lv0, o[d+c])
-					dtv = dt * math.Exp(lv)
+					lv = lv0 + float64(p.VarianceRange*th[c])
+					dtv = dt * ev[c]
 				}
 				res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*p.drift(o[c])
 				lp += res*res/dtv + log2Pi + ldt + lv
@@ -203,6 +213,12 @@ func gradRows(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, s
 // gradRowsOf is gradRows for the batch rows [lo, hi).
 func gradRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, scale float64, stepW []float64, dy *nn.Matrix, lv0, ev0 float64, lo, hi int) {
 	n, d, dt := b.N, p.Dim, p.dt()
+	var ths, evs []float64
+	if p.LearnedVariance {
+		var h *[]float64
+		h, ths, evs = rowVar(d)
+		defer varPool.Put(h)
+	}
 	for j := range k {
 		xi, xn := b.Step(i0+j), b.Step(i0+j+1)
 		for r := lo; r < hi; r++ {
@@ -213,11 +229,13 @@ func gradRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64,
 			} else {
 				w = scale * delta[r]
 			}
+			if p.LearnedVariance {
+				kernel.TanhExp(ths, evs, o[d:2*d], lv0, p.VarianceRange)
+			}
 			for c := range d {
 				ev, th := ev0, 0.0
 				if p.LearnedVariance {
-					th = math.Tanh(float64(o[d+c]))
-					ev = math.Exp(lv0 + p.VarianceRange*th)
+					th, ev = ths[c], evs[c]
 				}
 				res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*p.drift(o[c])
 				g[c] = float32(w * res / ev)

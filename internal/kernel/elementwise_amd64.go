@@ -49,3 +49,6 @@ func geluGrad8(d, z *float32, n int)
 
 //go:noescape
 func sumSq16(x *float32, n int, lanes *[16]float64)
+
+//go:noescape
+func tanhExp4(th, ev *float64, x *float32, n int, a, b float64)

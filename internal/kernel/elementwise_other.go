@@ -27,3 +27,7 @@ func geluGrad16(d, z *float32, n int)             { panic("unreachable") }
 func geluGrad8(d, z *float32, n int)              { panic("unreachable") }
 
 func sumSq16(x *float32, n int, lanes *[16]float64) { panic("unreachable") }
+
+func tanhExp4(th, ev *float64, x *float32, n int, a, b float64) {
+	panic("unreachable")
+}

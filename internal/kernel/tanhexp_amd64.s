@@ -1,0 +1,192 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// Constants of tanhexp.go, each in 4 lanes.
+DATA teC<>+0(SB)/8, $0x3ff71547652b82fe // log2(e)
+DATA teC<>+8(SB)/8, $0x3ff71547652b82fe
+DATA teC<>+16(SB)/8, $0x3ff71547652b82fe
+DATA teC<>+24(SB)/8, $0x3ff71547652b82fe
+DATA teC<>+32(SB)/8, $0x3fe62e42fee00000 // ln2Hi
+DATA teC<>+40(SB)/8, $0x3fe62e42fee00000
+DATA teC<>+48(SB)/8, $0x3fe62e42fee00000
+DATA teC<>+56(SB)/8, $0x3fe62e42fee00000
+DATA teC<>+64(SB)/8, $0x3dea39ef35793c76 // ln2Lo
+DATA teC<>+72(SB)/8, $0x3dea39ef35793c76
+DATA teC<>+80(SB)/8, $0x3dea39ef35793c76
+DATA teC<>+88(SB)/8, $0x3dea39ef35793c76
+DATA teC<>+96(SB)/8, $0x3ff0000000000000 // 1
+DATA teC<>+104(SB)/8, $0x3ff0000000000000
+DATA teC<>+112(SB)/8, $0x3ff0000000000000
+DATA teC<>+120(SB)/8, $0x3ff0000000000000
+DATA teC<>+128(SB)/8, $0x4000000000000000 // 2
+DATA teC<>+136(SB)/8, $0x4000000000000000
+DATA teC<>+144(SB)/8, $0x4000000000000000
+DATA teC<>+152(SB)/8, $0x4000000000000000
+DATA teC<>+160(SB)/8, $0xc087500000000000 // -746
+DATA teC<>+168(SB)/8, $0xc087500000000000
+DATA teC<>+176(SB)/8, $0xc087500000000000
+DATA teC<>+184(SB)/8, $0xc087500000000000
+DATA teC<>+192(SB)/8, $0x4086300000000000 // 710
+DATA teC<>+200(SB)/8, $0x4086300000000000
+DATA teC<>+208(SB)/8, $0x4086300000000000
+DATA teC<>+216(SB)/8, $0x4086300000000000
+DATA teC<>+224(SB)/8, $0x4034000000000000 // 20
+DATA teC<>+232(SB)/8, $0x4034000000000000
+DATA teC<>+240(SB)/8, $0x4034000000000000
+DATA teC<>+248(SB)/8, $0x4034000000000000
+DATA teC<>+256(SB)/8, $0x7fffffffffffffff // magnitude
+DATA teC<>+264(SB)/8, $0x7fffffffffffffff
+DATA teC<>+272(SB)/8, $0x7fffffffffffffff
+DATA teC<>+280(SB)/8, $0x7fffffffffffffff
+DATA teC<>+288(SB)/8, $0x8000000000000000 // sign
+DATA teC<>+296(SB)/8, $0x8000000000000000
+DATA teC<>+304(SB)/8, $0x8000000000000000
+DATA teC<>+312(SB)/8, $0x8000000000000000
+DATA teC<>+320(SB)/8, $1023 // exponent bias
+DATA teC<>+328(SB)/8, $1023
+DATA teC<>+336(SB)/8, $1023
+DATA teC<>+344(SB)/8, $1023
+DATA teC<>+352(SB)/8, $0x3de6124613a86d09 // 1/13!
+DATA teC<>+360(SB)/8, $0x3de6124613a86d09
+DATA teC<>+368(SB)/8, $0x3de6124613a86d09
+DATA teC<>+376(SB)/8, $0x3de6124613a86d09
+DATA teC<>+384(SB)/8, $0x3e21eed8eff8d898 // 1/12!
+DATA teC<>+392(SB)/8, $0x3e21eed8eff8d898
+DATA teC<>+400(SB)/8, $0x3e21eed8eff8d898
+DATA teC<>+408(SB)/8, $0x3e21eed8eff8d898
+DATA teC<>+416(SB)/8, $0x3e5ae64567f544e4 // 1/11!
+DATA teC<>+424(SB)/8, $0x3e5ae64567f544e4
+DATA teC<>+432(SB)/8, $0x3e5ae64567f544e4
+DATA teC<>+440(SB)/8, $0x3e5ae64567f544e4
+DATA teC<>+448(SB)/8, $0x3e927e4fb7789f5c // 1/10!
+DATA teC<>+456(SB)/8, $0x3e927e4fb7789f5c
+DATA teC<>+464(SB)/8, $0x3e927e4fb7789f5c
+DATA teC<>+472(SB)/8, $0x3e927e4fb7789f5c
+DATA teC<>+480(SB)/8, $0x3ec71de3a556c734 // 1/9!
+DATA teC<>+488(SB)/8, $0x3ec71de3a556c734
+DATA teC<>+496(SB)/8, $0x3ec71de3a556c734
+DATA teC<>+504(SB)/8, $0x3ec71de3a556c734
+DATA teC<>+512(SB)/8, $0x3efa01a01a01a01a // 1/8!
+DATA teC<>+520(SB)/8, $0x3efa01a01a01a01a
+DATA teC<>+528(SB)/8, $0x3efa01a01a01a01a
+DATA teC<>+536(SB)/8, $0x3efa01a01a01a01a
+DATA teC<>+544(SB)/8, $0x3f2a01a01a01a01a // 1/7!
+DATA teC<>+552(SB)/8, $0x3f2a01a01a01a01a
+DATA teC<>+560(SB)/8, $0x3f2a01a01a01a01a
+DATA teC<>+568(SB)/8, $0x3f2a01a01a01a01a
+DATA teC<>+576(SB)/8, $0x3f56c16c16c16c17 // 1/6!
+DATA teC<>+584(SB)/8, $0x3f56c16c16c16c17
+DATA teC<>+592(SB)/8, $0x3f56c16c16c16c17
+DATA teC<>+600(SB)/8, $0x3f56c16c16c16c17
+DATA teC<>+608(SB)/8, $0x3f81111111111111 // 1/5!
+DATA teC<>+616(SB)/8, $0x3f81111111111111
+DATA teC<>+624(SB)/8, $0x3f81111111111111
+DATA teC<>+632(SB)/8, $0x3f81111111111111
+DATA teC<>+640(SB)/8, $0x3fa5555555555555 // 1/4!
+DATA teC<>+648(SB)/8, $0x3fa5555555555555
+DATA teC<>+656(SB)/8, $0x3fa5555555555555
+DATA teC<>+664(SB)/8, $0x3fa5555555555555
+DATA teC<>+672(SB)/8, $0x3fc5555555555555 // 1/3!
+DATA teC<>+680(SB)/8, $0x3fc5555555555555
+DATA teC<>+688(SB)/8, $0x3fc5555555555555
+DATA teC<>+696(SB)/8, $0x3fc5555555555555
+DATA teC<>+704(SB)/8, $0x3fe0000000000000 // 1/2!
+DATA teC<>+712(SB)/8, $0x3fe0000000000000
+DATA teC<>+720(SB)/8, $0x3fe0000000000000
+DATA teC<>+728(SB)/8, $0x3fe0000000000000
+GLOBL teC<>(SB), RODATA|NOPTR, $736
+
+// REDUCE: from x in Y1, k in Y4 and r in Y5 (teReduce).
+#define REDUCE \
+	VMULPD   teC<>+0(SB), Y1, Y4 \
+	VROUNDPD $0, Y4, Y4 \
+	VMOVAPD  Y1, Y5 \
+	VFNMADD231PD teC<>+32(SB), Y4, Y5 \
+	VFNMADD231PD teC<>+64(SB), Y4, Y5
+
+// POLY: S(r) of r in Y5 into Y6 (teS).
+#define POLY \
+	VMOVUPD teC<>+352(SB), Y6 \
+	VFMADD213PD teC<>+384(SB), Y5, Y6 \
+	VFMADD213PD teC<>+416(SB), Y5, Y6 \
+	VFMADD213PD teC<>+448(SB), Y5, Y6 \
+	VFMADD213PD teC<>+480(SB), Y5, Y6 \
+	VFMADD213PD teC<>+512(SB), Y5, Y6 \
+	VFMADD213PD teC<>+544(SB), Y5, Y6 \
+	VFMADD213PD teC<>+576(SB), Y5, Y6 \
+	VFMADD213PD teC<>+608(SB), Y5, Y6 \
+	VFMADD213PD teC<>+640(SB), Y5, Y6 \
+	VFMADD213PD teC<>+672(SB), Y5, Y6 \
+	VFMADD213PD teC<>+704(SB), Y5, Y6 \
+	VFMADD213PD teC<>+96(SB), Y5, Y6
+
+// SCALE: Y7 = (Y7·2^⌊k/2⌋)·2^(k−⌊k/2⌋) for k in Y4 (teScale).
+#define SCALE \
+	VCVTPD2DQY Y4, X8 \
+	VPSRAD    $1, X8, X9 \
+	VPSUBD    X9, X8, X8 \
+	VPMOVSXDQ X9, Y9 \
+	VPMOVSXDQ X8, Y8 \
+	VPADDQ    teC<>+320(SB), Y9, Y9 \
+	VPADDQ    teC<>+320(SB), Y8, Y8 \
+	VPSLLQ    $52, Y9, Y9 \
+	VPSLLQ    $52, Y8, Y8 \
+	VMULPD    Y9, Y7, Y7 \
+	VMULPD    Y8, Y7, Y7
+
+// func tanhExp4(th, ev *float64, x *float32, n int, a, b float64)
+// th[i] = Tanh(x[i]), ev[i] = Exp(a + b·th[i]) for i < n, n a multiple of 4.
+TEXT ·tanhExp4(SB), NOSPLIT, $0-48
+	MOVQ th+0(FP), DI
+	MOVQ ev+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ n+24(FP), CX
+	VBROADCASTSD a+32(FP), Y14
+	VBROADCASTSD b+40(FP), Y15
+	SHRQ $2, CX
+	JEQ  teDone
+teLoop:
+	VCVTPS2PD (SI), Y0 // x
+	// tanh
+	VANDPD  teC<>+256(SB), Y0, Y1
+	VMINPD  teC<>+224(SB), Y1, Y1
+	VADDPD  Y1, Y1, Y1 // y = 2·min(|x|, 20)
+	REDUCE
+	POLY
+	VMULPD  Y6, Y5, Y2 // q when k = 0: r·S
+	VMOVUPD teC<>+96(SB), Y7
+	VFMADD231PD Y6, Y5, Y7 // 1 + r·S
+	SCALE
+	VSUBPD  teC<>+96(SB), Y7, Y7 // 2^k·(1 + r·S) − 1
+	VXORPD  Y10, Y10, Y10
+	VCMPPD  $0, Y10, Y4, Y11 // k == 0
+	VBLENDVPD Y11, Y2, Y7, Y7
+	VADDPD  teC<>+128(SB), Y7, Y3
+	VDIVPD  Y3, Y7, Y7 // q/(q+2)
+	VANDPD  teC<>+288(SB), Y0, Y3
+	VORPD   Y3, Y7, Y7 // sign of x
+	VCMPPD  $3, Y0, Y0, Y10 // NaN lanes keep x
+	VBLENDVPD Y10, Y0, Y7, Y7
+	VMOVUPD Y7, (DI)
+	// exp(a + b·th)
+	VMULPD  Y15, Y7, Y0
+	VADDPD  Y14, Y0, Y0
+	VMAXPD  teC<>+160(SB), Y0, Y1
+	VMINPD  teC<>+192(SB), Y1, Y1
+	REDUCE
+	POLY
+	VMOVUPD teC<>+96(SB), Y7
+	VFMADD231PD Y6, Y5, Y7
+	SCALE
+	VCMPPD  $3, Y0, Y0, Y10
+	VBLENDVPD Y10, Y0, Y7, Y7
+	VMOVUPD Y7, (DX)
+	ADDQ    $16, SI
+	ADDQ    $32, DI
+	ADDQ    $32, DX
+	DECQ    CX
+	JNE     teLoop
+teDone:
+	VZEROUPPER
+	RET
