@@ -47,5 +47,9 @@ func Use(b Backend) Backend {
 	return prev
 }
 
+// noRowsInPlace makes the AVX2 backend pack a row-major A instead of
+// reading it in place (tests compare the two).
+var noRowsInPlace bool
+
 // packPool holds scratch panels for transposing B in Xᵀ-free products.
 var packPool = sync.Pool{New: func() any { s := make([]float32, 0, 256*256); return &s }}

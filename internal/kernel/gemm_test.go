@@ -373,3 +373,35 @@ func benchProducts(b *testing.B, f func(bool, bool, int, int, int, []float32, in
 //
 // sets the two precisions side by side.
 func BenchmarkGemm(b *testing.B) { benchProducts(b, Gemm) }
+
+// TestGemmRowsInPlaceBitIdentical: the AVX2 backend's reading of a
+// row-major A in place gives the bits of packing it, on full and partial
+// micro-panels, several k blocks and row blocks, storing and accumulating.
+func TestGemmRowsInPlaceBitIdentical(t *testing.T) {
+	if !hasSIMD {
+		t.Skip("no AVX2 backend")
+	}
+	defer Use(Use(backendAVX2))
+	r := rand.New(rand.NewPCG(51, 52))
+	for _, s := range [][3]int{{4, 16, 8}, {7, 33, 65}, {300, 64, 64}, {129, 40, 300}, {261, 17, 513}} {
+		m, n, k := s[0], s[1], s[2]
+		for _, tB := range []bool{false, true} {
+			_, _, rb, cb := stored(false, tB, m, n, k)
+			lda, ldc := k+3, n+1
+			a, b := randSlice(r, m*lda), randSlice(r, rb*cb)
+			c0 := randSlice(r, m*ldc)
+			for _, acc := range []bool{false, true} {
+				packed, inPlace := slices.Clone(c0), slices.Clone(c0)
+				noRowsInPlace = true
+				Gemm(false, tB, m, n, k, a, lda, b, cb, packed, ldc, acc)
+				noRowsInPlace = false
+				Gemm(false, tB, m, n, k, a, lda, b, cb, inPlace, ldc, acc)
+				for i := range packed {
+					if math.Float32bits(packed[i]) != math.Float32bits(inPlace[i]) {
+						t.Fatalf("%dx%dx%d tB=%v acc=%v: C[%d] = %v in place, %v packed", m, n, k, tB, acc, i, inPlace[i], packed[i])
+					}
+				}
+			}
+		}
+	}
+}
