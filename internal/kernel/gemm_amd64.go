@@ -7,7 +7,7 @@ package kernel
 import "golang.org/x/sys/cpu"
 
 //go:noescape
-func kern4x16(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
+func kern6x16(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
 
 //go:noescape
 func kern8x32(k int, a *float32, psA int, b *float32, ldb int, c *float32, ldc int, acc int)

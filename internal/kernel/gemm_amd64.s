@@ -2,12 +2,17 @@
 
 #include "textflag.h"
 
-// func kern4x16(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
+// func kern6x16(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
+// (acc = 0 stores the product over C instead of adding to it)
 //
-// C[r, 0:16] += Σ_p A(r, p)·B[p, 0:16] for r = 0..3, where A(r, p) is at
-// a + r·rsA + p·psA (elements) and B row p at b + p·ldb. Eight YMM
-// accumulators keep both FMA ports busy.
-TEXT ·kern4x16(SB), NOSPLIT, $0-72
+// C[r, 0:16] += Σ_p A(r, p)·B[p, 0:16] for r = 0..5, where A(r, p) is at
+// a + r·rsA + p·psA (elements) and B row p at b + p·ldb. Twelve YMM
+// accumulators cover the FMA latency on both ports (the usual AVX2 sgemm
+// tile; an earlier 4×16 tile's eight did not). Rows 0-5 are addressed
+// from two pointers and the row stride (SI + r·rsA through scaled
+// indices), so a step moves three pointers. Each element is summed over p
+// in order from zero, then added to C, as every Gemm kernel does.
+TEXT ·kern6x16(SB), NOSPLIT, $0-72
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ rsA+16(FP), R8
@@ -21,8 +26,6 @@ TEXT ·kern4x16(SB), NOSPLIT, $0-72
 	SHLQ $2, R9
 	SHLQ $2, R10
 	LEAQ (SI)(R8*1), R11
-	LEAQ (SI)(R8*2), R12
-	LEAQ (R11)(R8*2), R13
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -31,36 +34,44 @@ TEXT ·kern4x16(SB), NOSPLIT, $0-72
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
 	TESTQ CX, CX
-	JEQ   store4
+	JEQ   store6
 
-loop4:
-	VMOVUPS      (DI), Y8
-	VMOVUPS      32(DI), Y9
-	VBROADCASTSS (SI), Y10
-	VFMADD231PS  Y8, Y10, Y0
-	VFMADD231PS  Y9, Y10, Y1
-	VBROADCASTSS (R11), Y11
-	VFMADD231PS  Y8, Y11, Y2
-	VFMADD231PS  Y9, Y11, Y3
-	VBROADCASTSS (R12), Y12
-	VFMADD231PS  Y8, Y12, Y4
-	VFMADD231PS  Y9, Y12, Y5
-	VBROADCASTSS (R13), Y13
-	VFMADD231PS  Y8, Y13, Y6
-	VFMADD231PS  Y9, Y13, Y7
+loop6:
+	VMOVUPS      (DI), Y12
+	VMOVUPS      32(DI), Y13
+	VBROADCASTSS (SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y1
+	VBROADCASTSS (SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y3
+	VBROADCASTSS (SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y5
+	VBROADCASTSS (R11)(R8*2), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VBROADCASTSS (SI)(R8*4), Y14
+	VFMADD231PS  Y12, Y14, Y8
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS (R11)(R8*4), Y15
+	VFMADD231PS  Y12, Y15, Y10
+	VFMADD231PS  Y13, Y15, Y11
 	ADDQ         R14, SI
 	ADDQ         R14, R11
-	ADDQ         R14, R12
-	ADDQ         R14, R13
 	ADDQ         R9, DI
 	DECQ         CX
-	JNE          loop4
+	JNE          loop6
 
-store4:
+store6:
 	MOVQ    acc+64(FP), AX
 	TESTQ   AX, AX
-	JEQ     over4
+	JEQ     over6
 	VADDPS  (DX), Y0, Y0
 	VADDPS  32(DX), Y1, Y1
 	VMOVUPS Y0, (DX)
@@ -80,10 +91,20 @@ store4:
 	VADDPS  32(DX), Y7, Y7
 	VMOVUPS Y6, (DX)
 	VMOVUPS Y7, 32(DX)
+	ADDQ    R10, DX
+	VADDPS  (DX), Y8, Y8
+	VADDPS  32(DX), Y9, Y9
+	VMOVUPS Y8, (DX)
+	VMOVUPS Y9, 32(DX)
+	ADDQ    R10, DX
+	VADDPS  (DX), Y10, Y10
+	VADDPS  32(DX), Y11, Y11
+	VMOVUPS Y10, (DX)
+	VMOVUPS Y11, 32(DX)
 	VZEROUPPER
 	RET
 
-over4:
+over6:
 	VMOVUPS Y0, (DX)
 	VMOVUPS Y1, 32(DX)
 	ADDQ    R10, DX
@@ -95,6 +116,12 @@ over4:
 	ADDQ    R10, DX
 	VMOVUPS Y6, (DX)
 	VMOVUPS Y7, 32(DX)
+	ADDQ    R10, DX
+	VMOVUPS Y8, (DX)
+	VMOVUPS Y9, 32(DX)
+	ADDQ    R10, DX
+	VMOVUPS Y10, (DX)
+	VMOVUPS Y11, 32(DX)
 	VZEROUPPER
 	RET
 

@@ -16,6 +16,8 @@ const (
 
 type microKernel struct {
 	mr, nr int
+	// mc is the rows of A per block (a multiple of mr, about mcBlock).
+	mc int
 	// parallelMACs is the product size (m·n·k) from which the work is split
 	// across cores: handing a share to another core (waking an idle vCPU)
 	// measured 20–35 µs on this project's 2-vCPU VMs, so a product pays
@@ -30,8 +32,8 @@ type microKernel struct {
 	// zero rows.
 	few func(r, k int, a []float32, off, rsA, psA int, b *float32, ldb int, c []float32, coff, ldc, acc int)
 	// rowStrided, when set, is run with A(i, p) at a + i·rsA + p·psA: the
-	// AVX2 kernel reads the 4 rows of a row-major A in place (rsA = lda,
-	// psA = 1) instead of packing them (packing 4 rows is strided scalar
+	// AVX2 kernel reads the rows of a row-major A in place (rsA = lda,
+	// psA = 1) instead of packing them (packing them is strided scalar
 	// stores: a fifth of a 64-wide diffusion network's time measured here).
 	rowStrided func(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
 	// wide, when set, holds for r < mr rows a kernel over wideCols(r)
@@ -57,11 +59,15 @@ func wideCols(r int) int {
 }
 
 var (
-	avx512Kernel = microKernel{8, 32, 1 << 23, kern8x32, few8x32, nil,
+	avx512Kernel = microKernel{8, 32, mcBlock, 1 << 23, kern8x32, few8x32, nil,
 		[]wideKernel{nil, kern1w, kern2w, kern3w, kern4w, kern5w, kern6w, kern7w}}
-	avx2Kernel = microKernel{4, 16, 1 << 22, func(k int, a *float32, psA int, b *float32, ldb int, c *float32, ldc int, acc int) {
-		kern4x16(k, a, 1, psA, b, ldb, c, ldc, acc)
-	}, nil, kern4x16, nil}
+	// The AVX2 tile is 6×16: twelve accumulators (a 4×16 tile's eight
+	// left the FMA ports idle part of the time: on the AMD EPYC, the best
+	// of 8 runs of 500×1024·1024×1024 went from 34 to 51 GFLOP/s, 64-wide
+	// products stayed at 70–80). Blocks of 120 rows are 20 micro-panels.
+	avx2Kernel = microKernel{6, 16, 120, 1 << 22, func(k int, a *float32, psA int, b *float32, ldb int, c *float32, ldc int, acc int) {
+		kern6x16(k, a, 1, psA, b, ldb, c, ldc, acc)
+	}, nil, kern6x16, nil}
 )
 
 // few8x32 covers r < 8 rows with the 4-, 2- and 1-row AVX-512 kernels.
@@ -136,7 +142,7 @@ func gemmSIMD(transA, transB bool, m, n, k int, a []float32, lda int, b []float3
 	j := newJob()
 	s := share{run: runBlocked, be: backend, transA: transA, transB: transB, lo: 0, hi: m, jlo: 0, jhi: n,
 		n: n, k: k, a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc, accumulate: accumulate}
-	if m >= 2*mcBlock || n < 2*mk.nr {
+	if m >= 2*mk.mc || n < 2*mk.nr {
 		chunk := roundUp((m+parts-1)/parts, mk.mr)
 		for lo := 0; lo < m; lo += chunk {
 			s.lo, s.hi = lo, min(lo+chunk, m)
@@ -184,17 +190,17 @@ func blocked(mk microKernel, s *scratch, transA, transB bool, lo, hi, jlo, jhi, 
 		if transB {
 			packBT(s, b, ldb, jlo, jhi, p0, kc, nr)
 		}
-		for i0 := lo; i0 < hi; i0 += mcBlock {
-			mc := min(mcBlock, hi-i0)
+		for i0 := lo; i0 < hi; i0 += mk.mc {
+			mc := min(mk.mc, hi-i0)
 			// A transposed A holds each micro-panel's mr values per p
 			// contiguously already: its full panels are read in place
 			// (measured 1.3–1.8× faster on Xᵀ·dY than packing them). A
 			// row-major A is packed for AVX-512: reading its 8 rows in
-			// place measured slower. The AVX2 kernel reads its 4 rows in
-			// place (rowStrided): on the AMD EPYC measured, 30000×64·64×64
-			// took 5.5 ms against 10 ms packed, and 16×256·256×256 44 µs
-			// against 51; the same kernel sums in the same order, so the
-			// bits are the packed path's. A partial last panel is read in place by the few-row
+			// place measured slower. The AVX2 kernel reads its rows in
+			// place (rowStrided): on the AMD EPYC measured (with a 4×16
+			// tile), 30000×64·64×64 took 5.5 ms against 10 ms packed, and
+			// 16×256·256×256 44 µs against 51; the same kernel sums in the
+			// same order, so the bits are the packed path's. A partial last panel is read in place by the few-row
 			// kernels where the backend has them (packing it cost a fifth of
 			// a sampling step), else packed zero-padded.
 			inPlace := 0
