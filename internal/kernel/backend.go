@@ -51,5 +51,9 @@ func Use(b Backend) Backend {
 // reading it in place (tests compare the two).
 var noRowsInPlace bool
 
+// noPackWideB makes the AVX2 backend read a wide row-major B in place
+// instead of packing it (tests compare the two).
+var noPackWideB bool
+
 // packPool holds scratch panels for transposing B in Xᵀ-free products.
 var packPool = sync.Pool{New: func() any { s := make([]float32, 0, 256*256); return &s }}

@@ -36,6 +36,9 @@ type microKernel struct {
 	// psA = 1) instead of packing them (packing them is strided scalar
 	// stores: a fifth of a 64-wide diffusion network's time measured here).
 	rowStrided func(k int, a *float32, rsA, psA int, b *float32, ldb int, c *float32, ldc int, acc int)
+	// packWideB packs a row-major B of packBCols columns or more (see
+	// blocked).
+	packWideB bool
 	// wide, when set, holds for r < mr rows a kernel over wideCols(r)
 	// columns of a row-major B read in place (same arguments as the few-row
 	// kernels' pointers): a sampling step's product is then one pass with
@@ -59,7 +62,7 @@ func wideCols(r int) int {
 }
 
 var (
-	avx512Kernel = microKernel{8, 32, mcBlock, 1 << 23, kern8x32, few8x32, nil,
+	avx512Kernel = microKernel{8, 32, mcBlock, 1 << 23, kern8x32, few8x32, nil, false,
 		[]wideKernel{nil, kern1w, kern2w, kern3w, kern4w, kern5w, kern6w, kern7w}}
 	// The AVX2 tile is 6×16: twelve accumulators (a 4×16 tile's eight
 	// left the FMA ports idle part of the time: on the AMD EPYC, the best
@@ -67,7 +70,7 @@ var (
 	// products stayed at 70–80). Blocks of 120 rows are 20 micro-panels.
 	avx2Kernel = microKernel{6, 16, 120, 1 << 22, func(k int, a *float32, psA int, b *float32, ldb int, c *float32, ldc int, acc int) {
 		kern6x16(k, a, 1, psA, b, ldb, c, ldc, acc)
-	}, nil, kern6x16, nil}
+	}, nil, kern6x16, true, nil}
 )
 
 // few8x32 covers r < 8 rows with the 4-, 2- and 1-row AVX-512 kernels.
@@ -187,8 +190,16 @@ func blocked(mk microKernel, s *scratch, transA, transB bool, lo, hi, jlo, jhi, 
 		if p0 == 0 && !accumulate {
 			acc = 0
 		}
+		// A row-major B is packed too where its rows are many and the
+		// rows of A to reuse the panels are many: read in place, a
+		// panel's kc rows lie ldb apart, and at 1,024 columns (4 KiB)
+		// they share one set of the L1 cache (AVX2 kernel only: not
+		// measured with AVX-512's wide and few-row kernels).
+		packedB := transB || mk.packWideB && !noPackWideB && n >= packBCols && hi-lo >= 4*mr
 		if transB {
 			packBT(s, b, ldb, jlo, jhi, p0, kc, nr)
+		} else if packedB {
+			packB(s, b, ldb, jlo, jhi, p0, kc, nr)
 		}
 		for i0 := lo; i0 < hi; i0 += mk.mc {
 			mc := min(mk.mc, hi-i0)
@@ -241,7 +252,7 @@ func blocked(mk microKernel, s *scratch, transA, transB bool, lo, hi, jlo, jhi, 
 				var bp *float32
 				ldbp := nr
 				switch {
-				case transB:
+				case packedB:
 					bp = &s.b[(j-jlo)*kc]
 				case j+nr <= n:
 					bp, ldbp = &b[p0*ldb+j], ldb
@@ -304,6 +315,27 @@ func blocked(mk microKernel, s *scratch, transA, transB bool, lo, hi, jlo, jhi, 
 					}
 				}
 			}
+		}
+	}
+}
+
+// packBCols is the number of columns of a row-major B from which the
+// AVX2 kernel packs it (packWideB).
+const packBCols = 512
+
+// packB packs B[p0:p0+kc, jlo:jhi] of a row-major B into panels of nr
+// columns, each kc×nr row-major and zero-padded, as packBT does for a
+// transposed one.
+func packB(s *scratch, b []float32, ldb, jlo, jhi, p0, kc, nr int) {
+	cols := roundUp(jhi-jlo, nr)
+	bp := growF32(&s.b, cols*kc)
+	for j := jlo; j < jlo+cols; j += nr {
+		panel := bp[(j-jlo)*kc : (j-jlo+nr)*kc]
+		w := min(nr, jhi-j)
+		for p := range kc {
+			dst := panel[p*nr : (p+1)*nr]
+			copy(dst, b[(p0+p)*ldb+j:(p0+p)*ldb+j+w])
+			clear(dst[w:])
 		}
 	}
 }

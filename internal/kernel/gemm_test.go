@@ -375,15 +375,17 @@ func benchProducts(b *testing.B, f func(bool, bool, int, int, int, []float32, in
 func BenchmarkGemm(b *testing.B) { benchProducts(b, Gemm) }
 
 // TestGemmRowsInPlaceBitIdentical: the AVX2 backend's reading of a
-// row-major A in place gives the bits of packing it, on full and partial
-// micro-panels, several k blocks and row blocks, storing and accumulating.
+// row-major A in place, and its packing of a wide row-major B, give the
+// bits of packing A and reading B in place, on full and partial
+// micro-panels and B panels, several k blocks and row blocks, storing and
+// accumulating.
 func TestGemmRowsInPlaceBitIdentical(t *testing.T) {
 	if !hasSIMD {
 		t.Skip("no AVX2 backend")
 	}
 	defer Use(Use(backendAVX2))
 	r := rand.New(rand.NewPCG(51, 52))
-	for _, s := range [][3]int{{4, 16, 8}, {7, 33, 65}, {300, 64, 64}, {129, 40, 300}, {261, 17, 513}} {
+	for _, s := range [][3]int{{4, 16, 8}, {7, 33, 65}, {300, 64, 64}, {129, 40, 300}, {261, 17, 513}, {40, 70, 520}, {131, 300, 1030}} {
 		m, n, k := s[0], s[1], s[2]
 		for _, tB := range []bool{false, true} {
 			_, _, rb, cb := stored(false, tB, m, n, k)
@@ -392,9 +394,9 @@ func TestGemmRowsInPlaceBitIdentical(t *testing.T) {
 			c0 := randSlice(r, m*ldc)
 			for _, acc := range []bool{false, true} {
 				packed, inPlace := slices.Clone(c0), slices.Clone(c0)
-				noRowsInPlace = true
+				noRowsInPlace, noPackWideB = true, true
 				Gemm(false, tB, m, n, k, a, lda, b, cb, packed, ldc, acc)
-				noRowsInPlace = false
+				noRowsInPlace, noPackWideB = false, false
 				Gemm(false, tB, m, n, k, a, lda, b, cb, inPlace, ldc, acc)
 				for i := range packed {
 					if math.Float32bits(packed[i]) != math.Float32bits(inPlace[i]) {
