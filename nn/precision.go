@@ -77,8 +77,9 @@ func (p *Precision) UnmarshalText(b []byte) error {
 
 // Check reports whether this machine runs p's products at a useful speed:
 // nil for FP32; for BF16, nil where kernel.HasBF16Path (AMX-BF16 or
-// AVX512_BF16, or the float32 FMA kernel on rounded operands, within
-// about 10% of float32's speed on the products that dominate training),
+// AVX512_BF16, or the float32 FMA kernel on rounded operands, which
+// measured 0.7–1.1× float32's speed per training iteration, 0.82× over
+// whole runs of the narrowest network, docs/results/bf16-kernels.md),
 // else an error naming the missing CPU features. Without AVX2 and FMA,
 // BF16 is refused rather than run on the portable bfloat16 kernel (same
 // bits as the instruction), which runs at a few percent of float32's speed
