@@ -97,7 +97,13 @@ func (p Process) logVar(v float32) float64 {
 // wherever it is taken, so that the loops that take a row's at once
 // (kernel.TanhExp, rowVar) give the same bits as one value at a time.
 func (p Process) learnedLogVar(lv0 float64, v float32) float64 {
-	return lv0 + float64(p.VarianceRange*kernel.Tanh(float64(v)))
+	return p.logVarOfTanh(lv0, kernel.Tanh(float64(v)))
+}
+
+// logVarOfTanh is λ = log σ² + ρ·tanh v from th = tanh v, the product
+// rounded before the sum as kernel.TanhExp takes it.
+func (p Process) logVarOfTanh(lv0, th float64) float64 {
+	return lv0 + float64(p.VarianceRange*th)
 }
 
 // varPool holds the rows' scratch of tanh v and e^λ (rowVar).
@@ -369,7 +375,7 @@ func (st *stepRows) rows(lo, hi int) {
 		for k := range d {
 			lv, v, sd := st.lv0, st.v0, st.sd0
 			if p.LearnedVariance {
-				lv = st.lv0 + float64(p.VarianceRange*th[k])
+				lv = p.logVarOfTanh(st.lv0, th[k])
 				v = dt * ev[k]
 				sd = math.Sqrt(v + st.f2)
 			}

@@ -176,7 +176,7 @@ func scoreRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, logPF, steps []
 			for c := range d {
 				lv, dtv := lv0, dtv0
 				if p.LearnedVariance {
-					lv = lv0 + float64(p.VarianceRange*th[c])
+					lv = p.logVarOfTanh(lv0, th[c])
 					dtv = dt * ev[c]
 				}
 				res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*p.drift(o[c])

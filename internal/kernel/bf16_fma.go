@@ -62,14 +62,10 @@ func roundBF16s(dst, src []float32) {
 		dst, src = dst[n:], src[n:]
 	}
 	for i, x := range src {
-		u := math.Float32bits(x)
-		r := (u + 0x7fff + u>>16&1) &^ 0xffff
-		if u&0x7fffffff > 0x7f800000 {
-			r = (u | 0x00400000) &^ 0xffff // NaN: quiet, so it cannot become Inf
+		h := bf16Round(x)
+		if h&0x7f80 == 0 {
+			h &= 0x8000
 		}
-		if r&0x7f800000 == 0 {
-			r &= 0x80000000
-		}
-		dst[i] = math.Float32frombits(r)
+		dst[i] = math.Float32frombits(h << 16)
 	}
 }

@@ -211,9 +211,10 @@ func blocked(mk microKernel, s *scratch, transA, transB bool, lo, hi, jlo, jhi, 
 			// place (rowStrided): on the AMD EPYC measured (with a 4×16
 			// tile), 30000×64·64×64 took 5.5 ms against 10 ms packed, and
 			// 16×256·256×256 44 µs against 51; the same kernel sums in the
-			// same order, so the bits are the packed path's. A partial last panel is read in place by the few-row
-			// kernels where the backend has them (packing it cost a fifth of
-			// a sampling step), else packed zero-padded.
+			// same order, so the bits are the packed path's. A partial
+			// last panel is read in place by the few-row kernels where the
+			// backend has them (packing it cost a fifth of a sampling
+			// step), else packed zero-padded.
 			inPlace := 0
 			rowsInPlace := !transA && mk.rowStrided != nil && !noRowsInPlace
 			if transA || rowsInPlace {
