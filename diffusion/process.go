@@ -357,28 +357,31 @@ type stepRows struct {
 	ldt, lv0, v0, sd0, f2 float64
 }
 
-// rows steps the rows [lo, hi).
+// rows steps the rows [lo, hi): a fixed variance through kernel.Gauss
+// (vectorised, the same bits as this loop), a learned one coordinate by
+// coordinate.
 func (st *stepRows) rows(lo, hi int) {
 	p, out, d, dt := st.p, st.out, st.p.Dim, st.p.dt()
-	var th, ev []float64
-	if p.LearnedVariance {
-		var h *[]float64
-		h, th, ev = rowVar(d)
-		defer varPool.Put(h)
+	if !p.LearnedVariance {
+		g := kernel.Gauss{Dt: dt, Clip: p.Clip, Sd: st.sd0, Var: st.v0, Add: [3]float64{log2Pi, st.ldt, st.lv0}}
+		for b := lo; b < hi; b++ {
+			row := b * d
+			lp := g.Step(st.xn[row:row+d], st.xi[row:row+d], out.Row(b)[:d], st.z[row:row+d], 0)
+			st.logPF[b] -= lp / 2
+		}
+		return
 	}
+	// A learned variance, per coordinate.
+	h, th, ev := rowVar(d)
+	defer varPool.Put(h)
 	for b := lo; b < hi; b++ {
 		o := out.Row(b)
-		if p.LearnedVariance {
-			kernel.TanhExp(th, ev, o[d:2*d], st.lv0, p.VarianceRange)
-		}
+		kernel.TanhExp(th, ev, o[d:2*d], st.lv0, p.VarianceRange)
 		var lp float64
 		for k := range d {
-			lv, v, sd := st.lv0, st.v0, st.sd0
-			if p.LearnedVariance {
-				lv = p.logVarOfTanh(st.lv0, th[k])
-				v = dt * ev[k]
-				sd = math.Sqrt(v + st.f2)
-			}
+			lv := p.logVarOfTanh(st.lv0, th[k])
+			v := dt * ev[k]
+			sd := math.Sqrt(v + st.f2)
 			mean := float64(st.xi[b*d+k]) + dt*p.drift(o[k])
 			x := float32(mean + sd*st.z[b*d+k])
 			st.xn[b*d+k] = x

@@ -70,7 +70,9 @@ func (p *linearPolicy) Params() []*nn.Param { return []*nn.Param{p.w, p.a, p.c} 
 // the two densities together independently of either formula.
 func TestBrownianMotionRatio(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, proc := range []Process{{Dim: 2, Steps: 100, Sigma2: 5}, {Dim: 3, Steps: 7, Sigma2: 1}, {Dim: 1, Steps: 1, Sigma2: 2}} {
+	// Dimensions of 4 and more also take the vector path of kernel.Gauss
+	// (9: two blocks of 4 and a tail).
+	for _, proc := range []Process{{Dim: 2, Steps: 100, Sigma2: 5}, {Dim: 3, Steps: 7, Sigma2: 1}, {Dim: 1, Steps: 1, Sigma2: 2}, {Dim: 9, Steps: 12, Sigma2: 3}} {
 		zero := newLinearPolicy(proc.Dim, rng, 0)
 		var s sampler
 		var b batch
@@ -141,10 +143,11 @@ func TestSampledLogPFMatchesEval(t *testing.T) {
 	for _, tc := range []struct {
 		learned bool
 		clip    float64
-	}{{false, 0}, {true, 0}, {false, 0.2}, {true, 0.2}} {
+		dim     int
+	}{{false, 0, 2}, {true, 0, 2}, {false, 0.2, 2}, {true, 0.2, 2}, {false, 0, 6}, {false, 0.2, 6}} {
 		learned := tc.learned
-		proc := Process{Dim: 2, Steps: 20, Sigma2: 5, LearnedVariance: learned, VarianceRange: 4, Clip: tc.clip}
-		pol := newLinearPolicy(2, rng, 0.3)
+		proc := Process{Dim: tc.dim, Steps: 20, Sigma2: 5, LearnedVariance: learned, VarianceRange: 4, Clip: tc.clip}
+		pol := newLinearPolicy(tc.dim, rng, 0.3)
 		for _, f := range []float64{0, 0.5} {
 			var s sampler
 			var b batch
@@ -154,7 +157,7 @@ func TestSampledLogPFMatchesEval(t *testing.T) {
 			tb.Eval(proc, pol, 0, &b, make([]float64, b.N), make([]float64, b.N))
 			for r := range b.N {
 				if math.Abs(sampled[r]-b.LogPF[r]) > 1e-6*math.Max(1, math.Abs(sampled[r])) {
-					t.Fatalf("learned %v clip %v f %v row %d: sampled log P_F %v, Eval %v", learned, tc.clip, f, r, sampled[r], b.LogPF[r])
+					t.Fatalf("learned %v clip %v dim %d f %v row %d: sampled log P_F %v, Eval %v", learned, tc.clip, tc.dim, f, r, sampled[r], b.LogPF[r])
 				}
 			}
 		}
@@ -175,11 +178,12 @@ func TestTBGradient(t *testing.T) {
 	for _, tc := range []struct {
 		learned bool
 		clip    float64
-	}{{false, 0}, {true, 0}, {false, 0.25}, {true, 0.25}} {
-		learned := tc.learned
+		dim     int // 5 takes kernel.Gauss's vector path for a fixed variance
+	}{{false, 0, 2}, {true, 0, 2}, {false, 0.25, 2}, {true, 0.25, 2}, {false, 0, 5}, {false, 0.25, 5}} {
+		learned, d := tc.learned, tc.dim
 		rng := rand.New(rand.NewPCG(7, 8))
-		proc := Process{Dim: 2, Steps: 6, Sigma2: 2, LearnedVariance: learned, VarianceRange: 4, Clip: tc.clip}
-		pol := newLinearPolicy(2, rng, 0.4)
+		proc := Process{Dim: d, Steps: 6, Sigma2: 2, LearnedVariance: learned, VarianceRange: 4, Clip: tc.clip}
+		pol := newLinearPolicy(d, rng, 0.4)
 		var s sampler
 		var b batch
 		s.Forward(proc, pol, 8, sampleOptions{Explore: 0.3}, rng, &b)
@@ -187,10 +191,10 @@ func TestTBGradient(t *testing.T) {
 			// Part of the drifts must be clipped, part not.
 			var in, out int
 			for i := range proc.Steps {
-				x := nn.Matrix{Rows: b.N, Cols: 2, Data: b.Step(i)}
+				x := nn.Matrix{Rows: b.N, Cols: d, Data: b.Step(i)}
 				o := pol.Forward(&x, []float32{float32(i) / float32(proc.Steps)})
 				for r := range b.N {
-					for k := range 2 {
+					for k := range d {
 						if proc.clipped(o.Row(r)[k]) {
 							out++
 						} else {
@@ -241,7 +245,7 @@ func TestTBGradient(t *testing.T) {
 				fd := (up - down) / float64(2*h)
 				g := float64(grads[0][k])
 				if math.Abs(fd-g) > 2e-3*math.Max(1, math.Abs(fd)) {
-					t.Errorf("learned %v clip %v %s[%d]: gradient %.6g, finite difference %.6g", learned, tc.clip, q.Name, i, g, fd)
+					t.Errorf("learned %v clip %v dim %d %s[%d]: gradient %.6g, finite difference %.6g", learned, tc.clip, d, q.Name, i, g, fd)
 				}
 				k++
 			}

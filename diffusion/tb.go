@@ -159,26 +159,31 @@ func scoreRows(p Process, out *nn.Matrix, b *batch, i0, k int, logPF, steps []fl
 // scoreRowsOf is scoreRows for the batch rows [lo, hi).
 func scoreRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, logPF, steps []float64, ldt, lv0, dtv0 float64, lo, hi int) {
 	n, d, dt := b.N, p.Dim, p.dt()
-	var th, ev []float64
-	if p.LearnedVariance {
-		var h *[]float64
-		h, th, ev = rowVar(d)
-		defer varPool.Put(h)
+	if !p.LearnedVariance {
+		g := kernel.Gauss{Dt: dt, Clip: p.Clip, Var: dtv0, Add: [3]float64{log2Pi, ldt, lv0}}
+		for j := range k {
+			xi, xn := b.Step(i0+j), b.Step(i0+j+1)
+			for r := lo; r < hi; r++ {
+				lp := g.Score(xn[r*d:(r+1)*d], xi[r*d:(r+1)*d], out.Row(j*n + r)[:d], 0)
+				logPF[r] -= lp / 2
+				if steps != nil {
+					steps[(i0+j)*n+r] = -lp / 2
+				}
+			}
+		}
+		return
 	}
+	// A learned variance, per coordinate.
+	h, th, ev := rowVar(d)
+	defer varPool.Put(h)
 	for j := range k {
 		xi, xn := b.Step(i0+j), b.Step(i0+j+1)
 		for r := lo; r < hi; r++ {
 			o := out.Row(j*n + r)
-			if p.LearnedVariance {
-				kernel.TanhExp(th, ev, o[d:2*d], lv0, p.VarianceRange)
-			}
+			kernel.TanhExp(th, ev, o[d:2*d], lv0, p.VarianceRange)
 			var lp float64
 			for c := range d {
-				lv, dtv := lv0, dtv0
-				if p.LearnedVariance {
-					lv = p.logVarOfTanh(lv0, th[c])
-					dtv = dt * ev[c]
-				}
+				lv, dtv := p.logVarOfTanh(lv0, th[c]), dt*ev[c]
 				res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*p.drift(o[c])
 				lp += res*res/dtv + log2Pi + ldt + lv
 			}
@@ -213,12 +218,27 @@ func gradRows(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, s
 // gradRowsOf is gradRows for the batch rows [lo, hi).
 func gradRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, scale float64, stepW []float64, dy *nn.Matrix, lv0, ev0 float64, lo, hi int) {
 	n, d, dt := b.N, p.Dim, p.dt()
-	var ths, evs []float64
-	if p.LearnedVariance {
-		var h *[]float64
-		h, ths, evs = rowVar(d)
-		defer varPool.Put(h)
+	if !p.LearnedVariance {
+		g := kernel.Gauss{Dt: dt, Clip: p.Clip}
+		for j := range k {
+			xi, xn := b.Step(i0+j), b.Step(i0+j+1)
+			for r := lo; r < hi; r++ {
+				var w float64
+				if stepW != nil {
+					w = stepW[(i0+j)*n+r]
+				} else {
+					w = scale * delta[r]
+				}
+				gr := dy.Row(j*n + r)
+				g.Grad(gr[:d], xn[r*d:(r+1)*d], xi[r*d:(r+1)*d], out.Row(j*n + r)[:d], w, ev0)
+				clear(gr[d : 2*d])
+			}
+		}
+		return
 	}
+	// A learned variance, per coordinate.
+	h, ths, evs := rowVar(d)
+	defer varPool.Put(h)
 	for j := range k {
 		xi, xn := b.Step(i0+j), b.Step(i0+j+1)
 		for r := lo; r < hi; r++ {
@@ -229,24 +249,15 @@ func gradRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64,
 			} else {
 				w = scale * delta[r]
 			}
-			if p.LearnedVariance {
-				kernel.TanhExp(ths, evs, o[d:2*d], lv0, p.VarianceRange)
-			}
+			kernel.TanhExp(ths, evs, o[d:2*d], lv0, p.VarianceRange)
 			for c := range d {
-				ev, th := ev0, 0.0
-				if p.LearnedVariance {
-					th, ev = ths[c], evs[c]
-				}
+				th, ev := ths[c], evs[c]
 				res := float64(xn[r*d+c]) - float64(xi[r*d+c]) - dt*p.drift(o[c])
 				g[c] = float32(w * res / ev)
 				if p.clipped(o[c]) {
 					g[c] = 0
 				}
-				if p.LearnedVariance {
-					g[d+c] = float32(w * (res*res/(dt*ev) - 1) / 2 * p.VarianceRange * (1 - th*th))
-				} else {
-					g[d+c] = 0
-				}
+				g[d+c] = float32(w * (res*res/(dt*ev) - 1) / 2 * p.VarianceRange * (1 - th*th))
 			}
 		}
 	}

@@ -52,3 +52,12 @@ func sumSq16(x *float32, n int, lanes *[16]float64)
 
 //go:noescape
 func tanhExp4(th, ev *float64, x *float32, n int, a, b float64)
+
+//go:noescape
+func gaussStep4(xn, x, o *float32, z *float64, n int, c *[8]float64, lp float64) float64
+
+//go:noescape
+func gaussScore4(xn, x, o *float32, n int, c *[8]float64, lp float64) float64
+
+//go:noescape
+func gaussGrad4(dst, xn, x, o *float32, n int, c *[8]float64, w, ev float64)

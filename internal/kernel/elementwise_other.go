@@ -31,3 +31,13 @@ func sumSq16(x *float32, n int, lanes *[16]float64) { panic("unreachable") }
 func tanhExp4(th, ev *float64, x *float32, n int, a, b float64) {
 	panic("unreachable")
 }
+
+func gaussStep4(xn, x, o *float32, z *float64, n int, c *[8]float64, lp float64) float64 {
+	panic("unreachable")
+}
+
+func gaussScore4(xn, x, o *float32, n int, c *[8]float64, lp float64) float64 {
+	panic("unreachable")
+}
+
+func gaussGrad4(dst, xn, x, o *float32, n int, c *[8]float64, w, ev float64) { panic("unreachable") }
