@@ -60,7 +60,10 @@ var DiffusionSpeedCases = []DiffusionSpeedCase{
 	{"diffusion lgcp tb (sendera)", "lgcp", diffusion.MethodTB, false, "sendera"},
 	{"diffusion lgcp teacher, steady (sendera)", "lgcp", diffusion.MethodTeacher, true, "sendera"},
 	// The paper preset's Teacher (PIS network: width 64 on 25gmm, 256 on
-	// manywell; batch 300), whose runs the paper's diffusion table takes.
+	// manywell; batch 300), whose runs the paper's diffusion table takes,
+	// and its TB on 25gmm: the same network, batch and T as lgcp's row, so
+	// their GFLOP/s compare the 2-D and the 1,600-D cases per FLOP.
+	{"diffusion 25gmm tb (paper)", "25gmm", diffusion.MethodTB, false, "paper"},
 	{"diffusion 25gmm teacher, steady (paper)", "25gmm", diffusion.MethodTeacher, true, "paper"},
 	{"diffusion manywell teacher, steady (paper)", "manywell", diffusion.MethodTeacher, true, "paper"},
 }
