@@ -190,7 +190,11 @@ func DiffusionSpeed(ctx context.Context, c DiffusionSpeedCase, o DiffusionSpeedO
 	if err != nil {
 		return r, err
 	}
-	n := newFlopCounter(cfg.Net, e.Dim())
+	outs := 2 * e.Dim() // the output columns the nets compute
+	if s, ok := ct.Student.Model.(timenet.OutputSetter); ok {
+		outs = s.Outputs()
+	}
+	n := newFlopCounter(cfg.Net, e.Dim(), outs)
 	ct.Student.Model = n.wrap(ct.Student.Model)
 	if ct.Teacher != nil {
 		ct.Teacher.Model = n.wrap(ct.Teacher.Model)
@@ -228,7 +232,10 @@ type flopCounter struct {
 	bwdRows, bwdBlock atomic.Int64
 }
 
-func newFlopCounter(c timenet.Config, d int) *flopCounter {
+// newFlopCounter counts the passes of nets of configuration c on states of
+// dimension d that compute outs output columns (2d, or d for a fixed
+// variance's drift alone: timenet.OutputSetter).
+func newFlopCounter(c timenet.Config, d, outs int) *flopCounter {
 	h, H, S, tau, L := c.Hidden, c.Harmonics, c.StateEmb, c.TimeEmb, c.JointLayers
 	if c.Arch == timenet.PIS {
 		h = cmp.Or(h, timenet.DefaultHidden)
@@ -236,7 +243,7 @@ func newFlopCounter(c timenet.Config, d int) *flopCounter {
 		return &flopCounter{
 			// State Linear(d,h), L hidden h×h joint layers, the h×2d
 			// output; once per time step Linear(2H,h)+Linear(h,h).
-			perRow:   float64(d*h + L*h*h + h*2*d),
+			perRow:   float64(d*h + L*h*h + h*outs),
 			perBlock: float64(2*H*h + h*h),
 		}
 	}
@@ -258,7 +265,7 @@ func newFlopCounter(c timenet.Config, d int) *flopCounter {
 	return &flopCounter{
 		// State branch Linear(d,h)+Linear(h,S); the first joint layer's S×h
 		// state half; L−1 hidden h×h layers; the h×2d output layer.
-		perRow: float64(d*h + h*S + S*h + (L-1)*h*h + h*2*d),
+		perRow: float64(d*h + h*S + S*h + (L-1)*h*h + h*outs),
 		// Once per time step: Linear(2H,h)+Linear(h,τ) of the time branch
 		// and the first joint layer's τ×h time half.
 		perBlock: float64(2*H*h + h*tau + tau*h),
@@ -381,7 +388,8 @@ func WriteDiffusionSpeedTable(w io.Writer, rs []DiffusionSpeedResult) {
 	fmt.Fprintln(w, "harmonics and the time half of the joint layer once per step), forward 1×, backward 2×. GFLOP/s is that work")
 	fmt.Fprintln(w, "over the timed iterations' time, which also includes sampling noise, log-densities, rewards and Adam.")
 	fmt.Fprintln(w, "Rows of a preset with the PIS network (sendera) count r·(d·h + 2h² + h·2d) + b·(2H·h + h²) (state")
-	fmt.Fprintln(w, "Linear(d,h), two joint h×h layers, Linear(h,2d); the time branch once per step).")
+	fmt.Fprintln(w, "Linear(d,h), two joint h×h layers, Linear(h,2d); the time branch once per step). A fixed variance at d ≥ 16")
+	fmt.Fprintln(w, "computes the drift columns alone (timenet.OutputSetter): h·d for the output layer instead of h·2d.")
 	if cumulative {
 		fmt.Fprintln(w, "* The peak could not be reset: it includes earlier cases.")
 	}

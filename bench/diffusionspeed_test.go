@@ -23,7 +23,7 @@ func TestDiffusionSpeedSmall(t *testing.T) {
 	}
 	// A Teacher iteration does at least the Student's sampling pass and
 	// its training pass (forward and backward) over the batch.
-	n := newFlopCounter(timenet.Config{Hidden: 16}, 2)
+	n := newFlopCounter(timenet.Config{Hidden: 16}, 2, 4)
 	least := 2 * (2*n.perRow*16*5 + 2*n.perRow*16*5) / 1e9
 	if r.GFLOPPerIter < least {
 		t.Errorf("%.3g GFLOP per iteration, below the %.3g of one sampling and one training pass", r.GFLOPPerIter, least)
@@ -56,7 +56,7 @@ func TestDiffusionSpeedSmall(t *testing.T) {
 // The reference network's multiply-adds per row and per step, as the
 // brief of the speed rows gives them for d = 2, h = 256.
 func TestFlopCounterShapes(t *testing.T) {
-	n := newFlopCounter(timenet.Config{}, 2)
+	n := newFlopCounter(timenet.Config{}, 2, 4)
 	if want := float64(2*256 + 3*256*256 + 256*4); n.perRow != want {
 		t.Errorf("per row %v, want %v", n.perRow, want)
 	}

@@ -39,7 +39,7 @@ func BenchmarkRowsHighDim(b *testing.B) {
 	})
 	b.Run("grad", func(b *testing.B) {
 		for range b.N {
-			gradRows(p, out, &bt, 0, p.Steps, delta, -1/float64(n), nil, &dy)
+			gradRows(p, out, &bt, 0, p.Steps, delta, -1/float64(n), nil, true, &dy)
 		}
 	})
 }

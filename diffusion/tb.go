@@ -5,6 +5,7 @@ import (
 
 	"github.com/gfngo/gfn/internal/kernel"
 	"github.com/gfngo/gfn/nn"
+	"github.com/gfngo/gfn/timenet"
 )
 
 // balance evaluates and differentiates trajectory balance for a policy on a
@@ -125,7 +126,7 @@ func (tb *balance) GradSteps(p Process, net Policy, b *batch, w []float64) {
 func (tb *balance) grad(p Process, net Policy, b *batch, delta []float64, scale float64, stepW []float64) {
 	n := b.N
 	if tb.out != nil {
-		gradRows(p, tb.out, b, 0, p.Steps, delta, scale, stepW, &tb.dy)
+		gradRows(p, tb.out, b, 0, p.Steps, delta, scale, stepW, !driftOnly(net, p.Dim), &tb.dy)
 		net.Backward(&tb.dy)
 		tb.out = nil
 		return
@@ -134,7 +135,7 @@ func (tb *balance) grad(p Process, net Policy, b *batch, delta []float64, scale 
 	for i0 := 0; i0 < p.Steps; i0 += k {
 		kk := min(k, p.Steps-i0)
 		out := tb.forward(p, net, b, i0, kk)
-		gradRows(p, out, b, i0, kk, delta, scale, stepW, &tb.dy)
+		gradRows(p, out, b, i0, kk, delta, scale, stepW, !driftOnly(net, p.Dim), &tb.dy)
 		net.Backward(&tb.dy)
 	}
 }
@@ -195,6 +196,15 @@ func scoreRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, logPF, steps []
 	}
 }
 
+// driftOnly reports whether net computes only the d drift columns of its
+// output, and so reads nothing else of an output gradient
+// (timenet.OutputSetter): then a fixed variance's zero gradients need not
+// be written (at d = 1,600, 192 MB an iteration).
+func driftOnly(net Policy, d int) bool {
+	s, ok := net.(timenet.OutputSetter)
+	return ok && s.Outputs() == d
+}
+
 // gradRows sets dy (k·n × 2d) to the gradient of Σ_r scale·δ_r·Σ_i log
 // P_F(r, i) (or, if stepW is not nil, Σ_{r,i} stepW[i·n + r]·log P_F(r,
 // i)) with respect to the outputs of steps [i0, i0+k):
@@ -202,21 +212,23 @@ func scoreRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, logPF, steps []
 //	∂log P_F/∂u_c = res_c/e^λ_c,  ∂log P_F/∂λ_c = ½(res_c²/(dt·e^λ_c) − 1),
 //
 // with res = x_{i+1} − x_i − dt·u and, for a learned variance,
-// ∂λ/∂v = ρ·(1 − tanh² v).
-func gradRows(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, scale float64, stepW []float64, dy *nn.Matrix) {
+// ∂λ/∂v = ρ·(1 − tanh² v). A fixed variance's columns of dy are zeroed
+// if zeroVar, and left as they are otherwise (for a net that does not
+// read them: driftOnly).
+func gradRows(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, scale float64, stepW []float64, zeroVar bool, dy *nn.Matrix) {
 	n, d := b.N, p.Dim
 	dy.Resize(k*n, 2*d)
 	lv0 := math.Log(p.Sigma2)
 	ev0 := math.Exp(lv0)
 	if !rowsParallel(n, k*d) {
-		gradRowsOf(p, out, b, i0, k, delta, scale, stepW, dy, lv0, ev0, 0, n)
+		gradRowsOf(p, out, b, i0, k, delta, scale, stepW, zeroVar, dy, lv0, ev0, 0, n)
 		return
 	}
-	forRows(n, k*d, func(lo, hi int) { gradRowsOf(p, out, b, i0, k, delta, scale, stepW, dy, lv0, ev0, lo, hi) })
+	forRows(n, k*d, func(lo, hi int) { gradRowsOf(p, out, b, i0, k, delta, scale, stepW, zeroVar, dy, lv0, ev0, lo, hi) })
 }
 
 // gradRowsOf is gradRows for the batch rows [lo, hi).
-func gradRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, scale float64, stepW []float64, dy *nn.Matrix, lv0, ev0 float64, lo, hi int) {
+func gradRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64, scale float64, stepW []float64, zeroVar bool, dy *nn.Matrix, lv0, ev0 float64, lo, hi int) {
 	n, d, dt := b.N, p.Dim, p.dt()
 	if !p.LearnedVariance {
 		g := kernel.Gauss{Dt: dt, Clip: p.Clip}
@@ -231,7 +243,9 @@ func gradRowsOf(p Process, out *nn.Matrix, b *batch, i0, k int, delta []float64,
 				}
 				gr := dy.Row(j*n + r)
 				g.Grad(gr[:d], xn[r*d:(r+1)*d], xi[r*d:(r+1)*d], out.Row(j*n + r)[:d], w, ev0)
-				clear(gr[d : 2*d])
+				if zeroVar {
+					clear(gr[d : 2*d])
+				}
 			}
 		}
 		return

@@ -34,12 +34,23 @@ type Agent struct {
 	batch   batch // the agent's own backward trajectories (the Teacher's step)
 }
 
+// wideDrift is the least dimension at which a fixed variance's network
+// computes only its drift columns (timenet.OutputSetter): a third of the
+// network's work at d = 1,600 (LGCP), a few per cent at d = 32. Below it
+// the product kernels choose their path by the output width, so the
+// drift columns alone would not have the whole output's bits, and there
+// is little to save.
+const wideDrift = 16
+
 func newAgent(cfg Config, o Optim, dim int, rng *rand.Rand) (*Agent, error) {
 	nc := cfg.Net
 	nc.Precision = cfg.Precision // the hidden layers' products
 	net, err := timenet.New(nc, dim, rng)
 	if err != nil {
 		return nil, err
+	}
+	if s, ok := net.(timenet.OutputSetter); ok && !cfg.LearnedVariance && dim >= wideDrift {
+		s.SetOutputs(dim) // the variance columns are never read
 	}
 	a := &Agent{Agent: agent.New(net, o.LR, agent.NewLogZ(0), o.LogZLR), opt: o}
 	a.Opt.WeightDecay = o.WeightDecay

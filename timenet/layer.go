@@ -22,6 +22,10 @@ type dense struct {
 	w, b *nn.Param
 	gelu bool
 	prec nn.Precision // of the layer's three products
+	// cols, when positive and below the output width, is the number of
+	// leading output columns computed (SetOutputs); the others are left
+	// as they are and their gradients taken as zero.
+	cols int
 
 	y, z nn.Matrix // output and pre-activation (GELU) of the pass
 	last nn.Matrix // the rows of the latest call: a view of y
@@ -44,7 +48,17 @@ func zeroDense(prefix string, in, out int, rng *rand.Rand) *dense {
 }
 
 // share returns a layer with l's parameters and its own buffers.
-func (l *dense) share() *dense { return &dense{w: l.w, b: l.b, gelu: l.gelu, prec: l.prec} }
+func (l *dense) share() *dense {
+	return &dense{w: l.w, b: l.b, gelu: l.gelu, prec: l.prec, cols: l.cols}
+}
+
+// used is the number of leading output columns the layer computes.
+func (l *dense) used() int {
+	if l.cols > 0 && l.cols < l.out() {
+		return l.cols
+	}
+	return l.out()
+}
 
 func (l *dense) in() int  { return l.w.Shape[0] }
 func (l *dense) out() int { return l.w.Shape[1] }
@@ -59,6 +73,14 @@ func (l *dense) forward(x *nn.Matrix, off int) *nn.Matrix {
 	rows := off + x.Rows
 	extend(&l.y, rows, out, off)
 	l.last = view(x.Rows, out, l.y.Data[off*out:])
+	if c := l.used(); c < out {
+		// Only the columns in use (a plain float32 layer: the output one).
+		kernel.Gemm(false, false, x.Rows, c, in, x.Data, in, l.w.Value, out, l.last.Data, out, false)
+		for r := range x.Rows {
+			kernel.AddTo(l.last.Row(r)[:c], l.b.Value[:c])
+		}
+		return &l.last
+	}
 	w := view(in, out, l.w.Value)
 	l.prec.MatMul(&l.last, x, false, &w, false, false)
 	if l.gelu {
@@ -77,6 +99,21 @@ func (l *dense) forward(x *nn.Matrix, off int) *nn.Matrix {
 // sets dx to dy·Wᵀ and returns it.
 func (l *dense) backward(dy, x, dx *nn.Matrix) *nn.Matrix {
 	in, out := l.in(), l.out()
+	if c := l.used(); c < out {
+		// The unused columns' gradients are zero: they add nothing to the
+		// weights' and bias's gradients, nor to dx.
+		rows := dy.Rows
+		kernel.Gemm(true, false, in, c, rows, x.Data, in, dy.Data, out, l.w.Grad, out, true)
+		for r := range rows {
+			kernel.AddTo(l.b.Grad[:c], dy.Row(r)[:c])
+		}
+		if dx == nil {
+			return nil
+		}
+		dx.Resize(rows, in)
+		kernel.Gemm(false, true, rows, in, c, dy.Data, out, l.w.Value, out, dx.Data, in, false)
+		return dx
+	}
 	if l.gelu {
 		kernel.GELUGrad(dy.Data, l.z.Data)
 	}
@@ -169,6 +206,14 @@ func (l *dense) reserve(rows int) {
 	if l.gelu {
 		reserveRows(&l.z, rows, l.out())
 	}
+}
+
+// setOutputs is OutputSetter's SetOutputs for the head's output layer.
+func (h *head) setOutputs(n int) {
+	if n < 0 || n > h.out.out() {
+		panic(fmt.Sprintf("timenet: SetOutputs(%d) of a net with %d outputs", n, h.out.out()))
+	}
+	h.out.cols = n
 }
 
 // head is what both architectures put after their first joint layer:

@@ -54,6 +54,12 @@ func newMLP(c Config, dim int, rng *rand.Rand) *mlp {
 
 func (n *mlp) Dim() int { return n.dim }
 
+// SetOutputs implements OutputSetter.
+func (n *mlp) SetOutputs(c int) { n.head.setOutputs(c) }
+
+// Outputs implements OutputSetter.
+func (n *mlp) Outputs() int { return n.head.out.used() }
+
 // joint returns views of the first joint layer's weight (or gradient)
 // blocks acting on e_s and on e_t.
 func (n *mlp) joint(v []float32) (ws, wt nn.Matrix) {

@@ -54,6 +54,12 @@ func newPIS(c Config, dim int, rng *rand.Rand) *pis {
 
 func (n *pis) Dim() int { return n.dim }
 
+// SetOutputs implements OutputSetter.
+func (n *pis) SetOutputs(c int) { n.head.setOutputs(c) }
+
+// Outputs implements OutputSetter.
+func (n *pis) Outputs() int { return n.head.out.used() }
+
 func (n *pis) Forward(x *nn.Matrix, t []float32) *nn.Matrix {
 	checkInput(x, t, n.dim)
 	off, boff, in := n.tape.next(x, t, n)

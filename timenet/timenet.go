@@ -144,6 +144,24 @@ type Net interface {
 	Clone() Net
 }
 
+// OutputSetter is implemented by the nets New returns. SetOutputs(n) makes
+// Forward compute only the first n output columns, leaving the others as
+// they are (zeros, or values of earlier passes), and Backward and
+// BackwardInput take the gradients of the others as zero without reading
+// them. It is for outputs the caller never uses, such as the variance
+// columns of a fixed variance at large d, where the output layer is a
+// third of the network's work. n = 0 or the full width computes every
+// column; SetOutputs panics for other n outside [1, width]. Clones keep
+// the setting. The columns in use come out with the same bits as from
+// the whole product wherever the product kernels do not choose their
+// path by the output width (on the SIMD backends, widths of 16 and more:
+// TestSetOutputsBitIdentical).
+type OutputSetter interface {
+	SetOutputs(n int)
+	// Outputs is the number of leading output columns Forward computes.
+	Outputs() int
+}
+
 // New returns the network cfg describes on states of dimension dim, its
 // initial values drawn from rng with the reference code's distributions
 // (the draws themselves differ from torch's generator).
