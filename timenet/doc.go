@@ -49,6 +49,10 @@
 // writes a recorded step's rows where that one pass would put them, in
 // storage kept from one recording to the next.
 //
+// When v is ignored, SetOutputs (OutputSetter) makes a net compute only the
+// drift columns of its last layer and treat the others' gradients as zero:
+// at d = 1,600 that layer is a third of the network's work.
+//
 // Backward gives the parameter gradients; BackwardInput also the gradient
 // with respect to the input states, which a loss differentiated through
 // a simulated trajectory (the path integral sampler's) needs.
