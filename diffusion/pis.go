@@ -164,23 +164,19 @@ func (p *pathIntegral) Grad(proc Process, b *batch) {
 		p.dy.Resize(n, 2*d)
 		eps := p.eps[i*n*d : (i+1)*n*d]
 		out := p.outs[i]
-		for r := range n {
-			dy, o := p.dy.Row(r), out.Row(r)
-			for k := range d {
-				gk := g[r*d+k]
-				dy[k] = float32(dt * gk)
-				if proc.clipped(o[k]) {
-					dy[k] = 0
+		if !proc.LearnedVariance {
+			// The drift columns alone (the net reads nothing else when it
+			// computes only them: driftOnly).
+			zeroVar := !driftOnly(p.nets[i], d)
+			for r := range n {
+				dy, o, gr := p.dy.Row(r), out.Row(r)[:d], g[r*d:(r+1)*d]
+				proc.scaleDrift(dy[:d], gr, o, dt)
+				if zeroVar {
+					clear(dy[d : 2*d])
 				}
-				if !proc.LearnedVariance {
-					dy[d+k] = 0
-					continue
-				}
-				sd := math.Sqrt(dt * kernel.Exp(proc.logVar(o[d+k])))
-				dl := gk*sd*eps[r*d+k]/2 - s/2
-				th := kernel.Tanh(float64(o[d+k]))
-				dy[d+k] = float32(dl * proc.VarianceRange * (1 - th*th))
 			}
+		} else {
+			p.learnedGrad(proc, out, g, eps, s)
 		}
 		if i == 0 {
 			p.nets[0].Backward(&p.dy) // x_0 = 0 is fixed
@@ -193,6 +189,26 @@ func (p *pathIntegral) Grad(proc Process, b *batch) {
 		bridge(i, false, g)
 		if i >= 2 {
 			bridge(i-1, true, g)
+		}
+	}
+}
+
+// learnedGrad sets p.dy to a learned variance's output gradients of one
+// step from the adjoint g, the step's outputs and noises, and s = 1/(n·d).
+func (p *pathIntegral) learnedGrad(proc Process, out *nn.Matrix, g, eps []float64, s float64) {
+	d, dt := proc.Dim, proc.dt()
+	for r := range out.Rows {
+		dy, o := p.dy.Row(r), out.Row(r)
+		for k := range d {
+			gk := g[r*d+k]
+			dy[k] = float32(dt * gk)
+			if proc.clipped(o[k]) {
+				dy[k] = 0
+			}
+			sd := math.Sqrt(dt * kernel.Exp(proc.logVar(o[d+k])))
+			dl := gk*sd*eps[r*d+k]/2 - s/2
+			th := kernel.Tanh(float64(o[d+k]))
+			dy[d+k] = float32(dl * proc.VarianceRange * (1 - th*th))
 		}
 	}
 }

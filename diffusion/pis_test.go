@@ -243,15 +243,20 @@ func TestPISConfig(t *testing.T) {
 // BenchmarkPIS times training iterations of the paper preset with the
 // pis method next to on-policy TB (batch 300, T = 100; the PIS network of
 // width 64 on 25GMM, 256 on Manywell): ns/op is one iteration.
+// LGCP (d = 1,600) runs at its sendera preset (width 64).
 func BenchmarkPIS(b *testing.B) {
-	for _, task := range []string{"25gmm", "manywell"} {
+	for _, task := range []string{"25gmm", "manywell", "lgcp"} {
 		for _, m := range []Method{MethodPIS, MethodTB} {
 			b.Run(task+"/"+string(m), func(b *testing.B) {
-				cfg, _ := Preset("paper", task)
+				preset := "paper"
+				if task == "lgcp" {
+					preset = "sendera"
+				}
+				cfg, _ := Preset(preset, task)
 				cfg.Method, cfg.Iterations = m, 1<<30
-				var e energy.Energy = energy.GMM25{}
-				if task == "manywell" {
-					e = energy.Manywell{}
+				e, err := energy.Named(task)
+				if err != nil {
+					b.Fatal(err)
 				}
 				tr, err := New(e, cfg)
 				if err != nil {

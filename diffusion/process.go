@@ -82,6 +82,25 @@ func (p Process) clipped(v float32) bool {
 	return p.Clip > 0 && math.Abs(float64(v)) > p.Clip
 }
 
+// scaleDrift sets dst[k] = float32(c·g[k]), a drift output's gradient
+// from its coordinate's adjoint g, and 0 where the output o[k] is clipped.
+func (p Process) scaleDrift(dst []float32, g []float64, o []float32, c float64) {
+	g, o = g[:len(dst)], o[:len(dst)]
+	if p.Clip > 0 {
+		for k := range dst {
+			v := float32(c * g[k])
+			if math.Abs(float64(o[k])) > p.Clip {
+				v = 0
+			}
+			dst[k] = v
+		}
+		return
+	}
+	for k := range dst {
+		dst[k] = float32(c * g[k])
+	}
+}
+
 // logVar is λ for a raw output v.
 func (p Process) logVar(v float32) float64 {
 	if !p.LearnedVariance {
