@@ -345,11 +345,7 @@ func (p Process) scoreBackwardRows(b *batch, steps []float64, lo, hi int) {
 		c := float64(d) * (log2Pi + math.Log(v))
 		cur, prev := b.Step(i+1), b.Step(i)
 		for r := lo; r < hi; r++ {
-			var q float64
-			for k := r * d; k < (r+1)*d; k++ {
-				e := float64(prev[k]) - float64(cur[k])*a
-				q += e * e
-			}
+			q := kernel.BridgeSq(prev[r*d:(r+1)*d], cur[r*d:(r+1)*d], a, 0)
 			lp := (q/v + c) / 2
 			b.LogPB[r] -= lp
 			if steps != nil {

@@ -61,3 +61,6 @@ func gaussScore4(xn, x, o *float32, n int, c *[8]float64, lp float64) float64
 
 //go:noescape
 func gaussGrad4(dst, xn, x, o *float32, n int, c *[8]float64, w, ev float64)
+
+//go:noescape
+func bridgeSq4(x, y *float32, n int, a, q float64) float64

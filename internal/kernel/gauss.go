@@ -54,7 +54,7 @@ func (g *Gauss) term(r float64) float64 {
 func gaussCheck(op string, n int, lens ...int) {
 	for _, l := range lens {
 		if l < n {
-			panic(fmt.Sprintf("kernel: Gauss.%s of %d coordinates with a slice of %d", op, n, l))
+			panic(fmt.Sprintf("kernel: %s of %d coordinates with a slice of %d", op, n, l))
 		}
 	}
 }
@@ -66,7 +66,7 @@ func gaussCheck(op string, n int, lens ...int) {
 // xn, o and z hold at least len(x) values.
 func (g *Gauss) Step(xn, x, o []float32, z []float64, lp float64) float64 {
 	d := len(x)
-	gaussCheck("Step", d, len(xn), len(o), len(z))
+	gaussCheck("Gauss.Step", d, len(xn), len(o), len(z))
 	n := 0
 	if useSIMD() && d >= 4 {
 		n = d &^ 3
@@ -87,7 +87,7 @@ func (g *Gauss) Step(xn, x, o []float32, z []float64, lp float64) float64 {
 // xn and o hold at least len(x) values.
 func (g *Gauss) Score(xn, x, o []float32, lp float64) float64 {
 	d := len(x)
-	gaussCheck("Score", d, len(xn), len(o))
+	gaussCheck("Gauss.Score", d, len(xn), len(o))
 	n := 0
 	if useSIMD() && d >= 4 {
 		n = d &^ 3
@@ -106,7 +106,7 @@ func (g *Gauss) Score(xn, x, o []float32, lp float64) float64 {
 // xn, o and dst hold at least len(x) values.
 func (g *Gauss) Grad(dst, xn, x, o []float32, w, ev float64) {
 	d := len(x)
-	gaussCheck("Grad", d, len(xn), len(o), len(dst))
+	gaussCheck("Gauss.Grad", d, len(xn), len(o), len(dst))
 	n := 0
 	if useSIMD() && d >= 4 {
 		n = d &^ 3
@@ -120,4 +120,23 @@ func (g *Gauss) Grad(dst, xn, x, o []float32, w, ev float64) {
 			dst[k] = 0
 		}
 	}
+}
+
+// BridgeSq returns q + Σ_k (x_k − a·y_k)², the terms added to q one after
+// the other in k order (float64, the product a·y_k rounded first): the
+// squared residual of a Brownian bridge's step from y back to x. It
+// panics unless y holds len(x) values.
+func BridgeSq(x, y []float32, a, q float64) float64 {
+	d := len(x)
+	gaussCheck("BridgeSq", d, len(y))
+	n := 0
+	if useSIMD() && d >= 4 {
+		n = d &^ 3
+		q = bridgeSq4(&x[0], &y[0], n, a, q)
+	}
+	for k := n; k < d; k++ {
+		e := float64(x[k]) - float64(float64(y[k])*a)
+		q += e * e
+	}
+	return q
 }

@@ -148,3 +148,28 @@ ggLoop:
 ggDone:
 	VZEROUPPER
 	RET
+
+// func bridgeSq4(x, y *float32, n int, a, q float64) float64
+TEXT ·bridgeSq4(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSD a+24(FP), Y8
+	VMOVSD q+32(FP), X7
+	SHRQ $2, CX
+	JEQ  bqDone
+bqLoop:
+	VCVTPS2PD (SI), Y3
+	VCVTPS2PD (DI), Y1
+	VMULPD    Y8, Y1, Y1 // a·y
+	VSUBPD    Y1, Y3, Y3 // x − a·y
+	VMULPD    Y3, Y3, Y3
+	SUM4
+	ADDQ $16, SI
+	ADDQ $16, DI
+	DECQ CX
+	JNE  bqLoop
+bqDone:
+	VMOVSD X7, ret+40(FP)
+	VZEROUPPER
+	RET

@@ -206,3 +206,61 @@ func BenchmarkGauss(b *testing.B) {
 	})
 	_ = sink
 }
+
+// TestBridgeSqMatchesScalar: on every backend BridgeSq gives the bits of
+// the loop it replaces, for lengths with and without a tail, and known
+// values by hand.
+func TestBridgeSqMatchesScalar(t *testing.T) {
+	r := rand.New(rand.NewPCG(53, 54))
+	const size = 1603
+	x, y := make([]float32, size), make([]float32, size)
+	for i := range size {
+		x[i], y[i] = float32(r.NormFloat64()*4), float32(r.NormFloat64()*4)
+	}
+	prev := Name()
+	defer Use(prev)
+	for _, be := range Available() {
+		Use(be)
+		for _, a := range []float64{0.5, 0.99, 1.0 / 3} {
+			for _, n := range []int{0, 1, 3, 4, 7, 8, 1600, size} {
+				want := 1.25
+				for k := range n {
+					e := float64(x[k]) - float64(y[k])*a
+					want += e * e
+				}
+				if got := BridgeSq(x[:n], y[:n], a, 1.25); math.Float64bits(got) != math.Float64bits(want) {
+					t.Fatalf("%s a=%v n=%d: BridgeSq = %v, the loop %v", be, a, n, got, want)
+				}
+			}
+		}
+		// (3 − 0.5·2)² + (−1 − 0.5·4)² + 0 + (1 − 0.5·0)² + (2 − 0.5·2)² = 4 + 9 + 0 + 1 + 1.
+		if got := BridgeSq([]float32{3, -1, 0, 1, 2}, []float32{2, 4, 0, 0, 2}, 0.5, 0); got != 15 {
+			t.Fatalf("%s: BridgeSq by hand = %v, want 15", be, got)
+		}
+	}
+}
+
+func BenchmarkBridgeSq(b *testing.B) {
+	const d = 1600
+	x, y := make([]float32, d), make([]float32, d)
+	for i := range d {
+		x[i], y[i] = float32(i%13)/7, float32(i%11)/5
+	}
+	var sink float64
+	b.Run("vector", func(b *testing.B) {
+		for b.Loop() {
+			sink += BridgeSq(x, y, 0.99, 0)
+		}
+	})
+	b.Run("loop", func(b *testing.B) {
+		for b.Loop() {
+			var q float64
+			for k := range x {
+				e := float64(x[k]) - float64(y[k])*0.99
+				q += e * e
+			}
+			sink += q
+		}
+	})
+	_ = sink
+}
