@@ -31,6 +31,11 @@ type RunOptions struct {
 	// point (0: 2,000); FinalSamples of the final evaluation (0: 10,000).
 	// Resume keeps the run's (0, or the run's own value).
 	EvalSamples, FinalSamples int
+	// W2Every, if > 0, takes W2 only at the curve points whose iteration
+	// is a multiple of it (the others' W2 is NaN, an empty cell of
+	// metrics.csv), and at the final evaluation; 0 takes it at every
+	// point. Resume keeps the run's (0, or the run's own value).
+	W2Every int
 	// ResumeDriftClip, if > 0, is the drift bound of a resumed run from
 	// its checkpoint's iteration on (Config.DriftClip): a run whose
 	// samples overflowed continues with a bound. The checkpoint records
@@ -162,6 +167,7 @@ type Stored struct {
 	Dim          int    `json:"dim"`
 	EvalSamples  int    `json:"eval_samples"`
 	FinalSamples int    `json:"final_samples"`
+	W2Every      int    `json:"w2_every,omitempty"`
 	Config
 	// Done is the iterations done (the checkpoint header's; not part of
 	// the configuration).
@@ -223,6 +229,9 @@ func newFamily(t *Trainer, st Stored) *family {
 // the outputs (run.Drive). A cancelled ctx stops it with *run.Interrupted,
 // after a checkpoint when opt.OutDir is set.
 func Run(ctx context.Context, e energy.Energy, cfg Config, opt RunOptions) (*Result, error) {
+	if opt.W2Every < 0 {
+		return nil, fmt.Errorf("diffusion: W2 every %d iterations: must be >= 0 (0: at every curve point)", opt.W2Every)
+	}
 	t, err := New(e, cfg)
 	if err != nil {
 		return nil, err
@@ -234,7 +243,7 @@ func Run(ctx context.Context, e energy.Energy, cfg Config, opt RunOptions) (*Res
 func drive(ctx context.Context, t *Trainer, opt RunOptions) (*Result, error) {
 	opt = opt.withDefaults()
 	f := newFamily(t, Stored{Task: opt.Task, Preset: opt.Preset, Dim: t.Proc.Dim, EvalSamples: opt.EvalSamples,
-		FinalSamples: opt.FinalSamples, Config: t.cfg})
+		FinalSamples: opt.FinalSamples, W2Every: opt.W2Every, Config: t.cfg})
 	out, err := run.Drive(ctx, f, opt.Options)
 	return f.result(out, err)
 }
@@ -260,6 +269,9 @@ func Resume(ctx context.Context, dir string, e energy.Energy, opt RunOptions) (*
 	if (opt.EvalSamples != 0 && opt.EvalSamples != st.EvalSamples) || (opt.FinalSamples != 0 && opt.FinalSamples != st.FinalSamples) {
 		return nil, fmt.Errorf("diffusion: resume from %s: evaluation samples %d, %d (final) differ from the run's %d, %d (0 keeps the run's)",
 			dir, opt.EvalSamples, opt.FinalSamples, st.EvalSamples, st.FinalSamples)
+	}
+	if opt.W2Every != 0 && opt.W2Every != st.W2Every {
+		return nil, fmt.Errorf("diffusion: resume from %s: W2 every %d iterations differs from the run's %d (0 keeps the run's)", dir, opt.W2Every, st.W2Every)
 	}
 	if c := opt.ResumeDriftClip; c != 0 {
 		if !(c > 0) || math.IsInf(c, 0) {
@@ -328,7 +340,9 @@ func (f *family) Step() ([]float64, error) {
 // Point evaluates the Student after the current iteration.
 func (f *family) Point(row []float64) error {
 	t := f.t
+	f.ev.SkipW2 = f.st.W2Every > 0 && (t.Step-1)%f.st.W2Every != 0
 	m, _, err := f.ev.Evaluate(t.Energy, t.Proc, t.Student, f.st.EvalSamples, f.exact, f.evalRNG)
+	f.ev.SkipW2 = false
 	if err != nil {
 		return fmt.Errorf("diffusion: evaluation after iteration %d: %w", t.Step-1, err)
 	}

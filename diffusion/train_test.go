@@ -758,3 +758,52 @@ func TestProgressShowsELBO(t *testing.T) {
 		}
 	}
 }
+
+// TestW2Every: with W2Every the curve has W2 only at the points whose
+// iteration is a multiple of it (an empty metrics.csv cell elsewhere), the
+// final evaluation always has it, the other metrics are those of a run
+// with W2 everywhere (the evaluation draws the same samples), and a
+// resumed run keeps the cadence and refuses another.
+func TestW2Every(t *testing.T) {
+	cfg := smallConfig(MethodTB, 60)
+	o := RunOptions{Options: run.Options{EvalEvery: 10, NoFigures: true}, EvalSamples: 100, FinalSamples: 100}
+	every, err := Run(context.Background(), energy.GMM25{}, cfg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.W2Every = 20
+	want, full, part := interruptedRun(t, cfg, o, 20, 40)
+	for i, st := range want.Curve.Column("step") {
+		step := int(st)
+		w2 := want.Curve.Column("w2")[i]
+		if has := !math.IsNaN(w2); has != (step%20 == 0) {
+			t.Errorf("point at iteration %d: W2 %v, want it only at multiples of 20", step, w2)
+		}
+		for _, name := range []string{"elbo", "elbo_is", "eubo"} {
+			if a, b := want.Curve.Column(name)[i], every.Curve.Column(name)[i]; a != b {
+				t.Errorf("point at iteration %d: %s %v, %v with W2 at every point", step, name, a, b)
+			}
+		}
+		if !math.IsNaN(w2) && w2 != every.Curve.Column("w2")[i] {
+			t.Errorf("point at iteration %d: W2 %v, %v with W2 at every point", step, w2, every.Curve.Column("w2")[i])
+		}
+	}
+	if want.Summary.W2 == nil || *want.Summary.W2 != *every.Summary.W2 {
+		t.Errorf("final W2 %v, want %v", want.Summary.W2, *every.Summary.W2)
+	}
+	if !strings.Contains(curveCSV(t, full), ",,") {
+		t.Errorf("metrics.csv has no empty W2 cell:\n%s", curveCSV(t, full))
+	}
+	if _, err := Resume(context.Background(), part, energy.GMM25{}, RunOptions{W2Every: 10}); err == nil || !strings.Contains(err.Error(), "W2 every 10") {
+		t.Errorf("resume with another W2 cadence: %v", err)
+	}
+	if _, err := Resume(context.Background(), part, energy.GMM25{}, RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := curveCSV(t, full), curveCSV(t, part); a != b {
+		t.Errorf("resumed metrics.csv differs:\n%s\nvs\n%s", a, b)
+	}
+	if _, err := Run(context.Background(), energy.GMM25{}, cfg, RunOptions{W2Every: -1}); err == nil || !strings.Contains(err.Error(), "W2 every -1") {
+		t.Errorf("W2Every -1: %v", err)
+	}
+}

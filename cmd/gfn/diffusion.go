@@ -127,6 +127,7 @@ func setupDiffusion(c *trainCmd) error {
 	fs.IntVar(&c.evalEvery, "eval-every", 100, "iterations between curve points")
 	evalSamples := fs.Int("eval-samples", 2000, "fresh and exact samples of a curve point")
 	finalSamples := fs.Int("final-samples", 10000, "fresh and exact samples of the final evaluation")
+	w2Every := fs.Int("w2-every", 0, "take W2 (an exact optimal transport: seconds at 2,000 heavy-tailed samples) only at the curve points whose iteration is a multiple of this, and at the final evaluation; 0 = at every point")
 	c.summary = func(w io.Writer, s any) { printDiffusionSummary(w, s.(*diffusion.Summary)) }
 	c.explain = overflowHint
 	var e energy.Energy
@@ -167,6 +168,9 @@ func setupDiffusion(c *trainCmd) error {
 		}
 		if c.evalEvery < 1 || *evalSamples < 1 || *finalSamples < 1 {
 			return "", usagef("eval-every %d, eval-samples %d and final-samples %d must be >= 1", c.evalEvery, *evalSamples, *finalSamples)
+		}
+		if *w2Every < 0 {
+			return "", usagef("w2-every %d must be >= 0 (0: W2 at every curve point)", *w2Every)
 		}
 		d.Method = diffusion.Method(*method)
 		if flagGiven(fs, "lambda") && d.Objective != "subtb" && d.Objective != "fl-subtb" {
@@ -221,7 +225,7 @@ func setupDiffusion(c *trainCmd) error {
 	}
 	c.start = func(ctx context.Context, opt gfnrun.Options) (any, error) {
 		opt.NoFigures = u != nil && !u.figures
-		res, err := diffusion.Run(ctx, problem(), d, diffusion.RunOptions{Options: opt, Task: c.task, Preset: preset, EvalSamples: *evalSamples, FinalSamples: *finalSamples})
+		res, err := diffusion.Run(ctx, problem(), d, diffusion.RunOptions{Options: opt, Task: c.task, Preset: preset, EvalSamples: *evalSamples, FinalSamples: *finalSamples, W2Every: *w2Every})
 		if err != nil {
 			return nil, err
 		}
