@@ -26,4 +26,10 @@
 // GELU and its gradient (gelu.go) run 16 lanes with AVX-512, are split
 // across cores when large, and are tested against float64 in ulps and,
 // bit for bit, against a float32 model of the vector code.
+//
+// The float64 kernels of the diffusion samplers' Gaussian transitions
+// (Gauss: sampling, scoring and the drift gradient with a fixed variance;
+// BridgeSq: a Brownian bridge step's squared residual; TanhExp, Exp and
+// Tanh for learned variances) run 4 lanes of AVX and keep every sum's
+// order, so they give the bits of the scalar loops they replace.
 package kernel
