@@ -3,6 +3,7 @@ package energy
 import (
 	_ "embed"
 	"fmt"
+	"github.com/gfngo/gfn/internal/kernel"
 	"math"
 	"strconv"
 	"strings"
@@ -102,8 +103,11 @@ type lgcpParams struct {
 	logC   float64   // −(d/2)·log 2π − ½ log det K
 	linv   []float64 // L⁻¹, row-major, lower triangular
 	linvT  []float64 // L⁻ᵀ, row-major, upper triangular
-	chol   []float64 // L (for tests)
-	pool   sync.Pool // *lgcpScratch
+	// linvP and linvTP are linv and linvT packed for bandNT
+	// (kernel.PackQuads).
+	linvP, linvTP []float64
+	chol          []float64 // L (for tests)
+	pool          sync.Pool // *lgcpScratch
 }
 
 type lgcpScratch struct{ r, w, g []float64 }
@@ -173,6 +177,7 @@ func newLGCPParams(grid int) (*lgcpParams, error) {
 	p.chol = l
 	p.linv = invLower(l, d)
 	p.linvT = transpose(p.linv, d)
+	p.linvP, p.linvTP = kernel.PackQuads(p.linv, d), kernel.PackQuads(p.linvT, d)
 	return p, nil
 }
 
@@ -253,7 +258,7 @@ func (l LGCP) GradLogReward(x []float32, logR, grad []float64) error {
 	d := p.grid * p.grid
 	// K⁻¹(x − μ) = L⁻ᵀ·w for every row: C = W·(L⁻ᵀ)ᵀ with the rows of L⁻ᵀ
 	// nonzero on [i, d).
-	bandNT(s.w[:n*d], n, p.linvT, d, false, grad)
+	bandNT(s.w[:n*d], n, p.linvT, p.linvTP, d, false, grad)
 	p.finish(x, n, s, logR, grad)
 	p.pool.Put(s)
 	return nil
@@ -269,7 +274,7 @@ func (p *lgcpParams) whiten(x []float32, n int) *lgcpScratch {
 	for i, v := range x {
 		s.r[i] = float64(v) - p.mu
 	}
-	bandNT(s.r[:n*d], n, p.linv, d, true, s.w)
+	bandNT(s.r[:n*d], n, p.linv, p.linvP, d, true, s.w)
 	return s
 }
 

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/gfngo/gfn/internal/kernel"
 )
 
 func TestPinesChecksum(t *testing.T) {
@@ -233,4 +235,61 @@ func BenchmarkLGCP(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/batch")
 	})
+}
+
+// TestBandNTPackedBitIdentical: bandNT through kernel.DotQuads on B packed
+// gives the bits of its scalar tiles, lower and upper, for row counts with
+// and without a remainder of 8, an n that crosses a k block and is not a
+// multiple of 4, one core or several.
+func TestBandNTPackedBitIdentical(t *testing.T) {
+	r := rand.New(rand.NewPCG(71, 72))
+	const n = 301
+	b := make([]float64, n*n)
+	for i := range n {
+		for k := range n {
+			b[i*n+k] = r.NormFloat64()
+		}
+	}
+	lowerB, upperB := make([]float64, n*n), make([]float64, n*n)
+	for i := range n {
+		for k := range n {
+			if k <= i {
+				lowerB[i*n+k] = b[i*n+k]
+			} else {
+				upperB[i*n+k] = b[i*n+k]
+			}
+		}
+	}
+	for _, rows := range []int{1, 8, 13, 40} {
+		a := make([]float64, rows*n)
+		for i := range a {
+			a[i] = r.NormFloat64()
+		}
+		for _, lower := range []bool{true, false} {
+			bm := upperB
+			if lower {
+				bm = lowerB
+			}
+			want, got := make([]float64, rows*n), make([]float64, rows*n)
+			bandNT(a, rows, bm, nil, n, lower, want)
+			bandNT(a, rows, bm, kernel.PackQuads(bm, n), n, lower, got)
+			for i := range want {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("rows %d lower %v: c[%d] = %v packed, %v scalar", rows, lower, i, got[i], want[i])
+				}
+			}
+			// And against the plain product.
+			for row := range rows {
+				for i := range n {
+					var s float64
+					for k := range n {
+						s += a[row*n+k] * bm[i*n+k]
+					}
+					if math.Abs(s-got[row*n+i]) > 1e-9*(1+math.Abs(s)) {
+						t.Fatalf("rows %d lower %v: c[%d,%d] = %v, the product %v", rows, lower, row, i, got[row*n+i], s)
+					}
+				}
+			}
+		}
+	}
 }

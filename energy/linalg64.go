@@ -2,6 +2,7 @@ package energy
 
 import (
 	"fmt"
+	"github.com/gfngo/gfn/internal/kernel"
 	"math"
 	"runtime"
 	"sync"
@@ -121,9 +122,16 @@ func parallelRange(lo, hi, minShare int, f func(lo, hi int)) {
 // in k order within a block and the blocks are added in order, so the
 // result does not depend on how the work is split across cores, nor on the
 // other rows of A. Products with B's stored zeros add exact zeros.
-func bandNT(a []float64, rows int, b []float64, n int, lower bool, c []float64) {
+//
+// bp, if not nil, is B packed by kernel.PackQuads: full quads of B's rows
+// then go through kernel.DotQuads (8 rows of A at a time in AVX, the same
+// bits).
+func bandNT(a []float64, rows int, b, bp []float64, n int, lower bool, c []float64) {
 	const kBlock = 256
 	clear(c[:rows*n])
+	if rows == 0 {
+		return
+	}
 	quads := (n + 3) / 4
 	p := runtime.GOMAXPROCS(0)
 	if rows*n*n < 1<<20 {
@@ -155,7 +163,7 @@ func bandNT(a []float64, rows int, b []float64, n int, lower bool, c []float64) 
 					lo = max(lo, i0) // rows i0..i1−1 are zero before column i0
 				}
 				if lo < hi {
-					bandTile(a, rows, b, n, i0, i1, lo, hi, c)
+					bandTile(a, rows, b, bp, n, i0, i1, lo, hi, c)
 				}
 			}
 		}
@@ -173,7 +181,11 @@ func bandNT(a []float64, rows int, b []float64, n int, lower bool, c []float64) 
 
 // bandTile adds to the columns i0..i1−1 (at most 4) of C, for every row of
 // A, the sums over k ∈ [klo, khi).
-func bandTile(a []float64, rows int, b []float64, n, i0, i1, klo, khi int, c []float64) {
+func bandTile(a []float64, rows int, b, bp []float64, n, i0, i1, klo, khi int, c []float64) {
+	if bp != nil && i1-i0 == 4 {
+		kernel.DotQuads(c[i0:], n, a[klo:], n, rows, bp[(i0*n+4*klo):], khi-klo)
+		return
+	}
 	if i1-i0 < 4 {
 		for r := range rows {
 			ar := a[r*n+klo : r*n+khi]

@@ -64,3 +64,6 @@ func gaussGrad4(dst, xn, x, o *float32, n int, c *[8]float64, w, ev float64)
 
 //go:noescape
 func bridgeSq4(x, y *float32, n int, a, q float64) float64
+
+//go:noescape
+func dotQuads8(c *float64, ldc int, a *float64, lda, rows int, bp *float64, m int)

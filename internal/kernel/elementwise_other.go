@@ -43,3 +43,7 @@ func gaussScore4(xn, x, o *float32, n int, c *[8]float64, lp float64) float64 {
 func gaussGrad4(dst, xn, x, o *float32, n int, c *[8]float64, w, ev float64) { panic("unreachable") }
 
 func bridgeSq4(x, y *float32, n int, a, q float64) float64 { panic("unreachable") }
+
+func dotQuads8(c *float64, ldc int, a *float64, lda, rows int, bp *float64, m int) {
+	panic("unreachable")
+}
