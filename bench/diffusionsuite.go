@@ -52,20 +52,80 @@ func PaperSuite() []SuitePaperRow {
 
 // suiteColumn is a metric column of the suite table.
 type suiteColumn struct {
-	name  string
-	get   func(DiffusionResult) float64
-	paper func(SuitePaperRow) Stat // nil: no published value
-	prec  int
+	name   string
+	get    func(DiffusionResult) float64
+	paper  func(SuitePaperRow) Stat // nil: no published value
+	prec   int
+	higher bool // higher is better
 }
 
 var suiteColumns = []suiteColumn{
-	{"ELBO", func(r DiffusionResult) float64 { return r.ELBO }, func(p SuitePaperRow) Stat { return p.ELBO }, 3},
-	{"ELBO-IS", func(r DiffusionResult) float64 { return r.ELBOIS }, func(p SuitePaperRow) Stat { return p.ELBOIS }, 3},
-	{"\\|Δ log Z\\|", func(r DiffusionResult) float64 { return r.DeltaLogZ }, func(p SuitePaperRow) Stat { return p.DeltaLogZ }, 3},
-	{"EUBO", func(r DiffusionResult) float64 { return r.EUBO }, nil, 3},
-	{"W2", func(r DiffusionResult) float64 { return r.W2 }, func(p SuitePaperRow) Stat { return p.W2 }, 2},
-	{"EMC", func(r DiffusionResult) float64 { return r.EMC }, nil, 3},
-	{"MMD", func(r DiffusionResult) float64 { return r.MMD }, nil, 4},
+	{"ELBO", func(r DiffusionResult) float64 { return r.ELBO }, func(p SuitePaperRow) Stat { return p.ELBO }, 3, true},
+	{"ELBO-IS", func(r DiffusionResult) float64 { return r.ELBOIS }, func(p SuitePaperRow) Stat { return p.ELBOIS }, 3, true},
+	{"\\|Δ log Z\\|", func(r DiffusionResult) float64 { return r.DeltaLogZ }, func(p SuitePaperRow) Stat { return p.DeltaLogZ }, 3, false},
+	{"EUBO", func(r DiffusionResult) float64 { return r.EUBO }, nil, 3, false},
+	{"W2", func(r DiffusionResult) float64 { return r.W2 }, func(p SuitePaperRow) Stat { return p.W2 }, 2, false},
+	{"EMC", func(r DiffusionResult) float64 { return r.EMC }, nil, 3, true},
+	{"MMD", func(r DiffusionResult) float64 { return r.MMD }, nil, 4, false},
+}
+
+// suiteRivals are the GFlowNet methods the Teacher is compared with: the
+// same sampler and objective, trained on-policy, with exploration or with
+// a replay buffer.
+var suiteRivals = []string{"tb", "eps", "prt", "per"}
+
+// teacherVerdict compares the Teacher's runs with the best of the rival
+// methods' on each column: its mean against the best rival mean, better
+// or worse when they differ by more than twice the larger of the two
+// stds (population stds over seeds), within noise otherwise. It returns
+// nothing without Teacher runs or rivals.
+func teacherVerdict(cols []suiteColumn, measured map[string][]DiffusionResult) []string {
+	kept := func(rs []DiffusionResult, c suiteColumn) []float64 {
+		var v []float64
+		for _, r := range rs {
+			if x := c.get(r); !r.Diverged() && !math.IsNaN(x) {
+				v = append(v, x)
+			}
+		}
+		return v
+	}
+	var out []string
+	for _, c := range cols {
+		tv := kept(measured["teacher"], c)
+		if len(tv) == 0 {
+			continue
+		}
+		best, bm, bs, bn := "", math.NaN(), 0.0, 0
+		for _, m := range suiteRivals {
+			v := kept(measured[m], c)
+			if len(v) == 0 {
+				continue
+			}
+			mean, std := meanStd(v)
+			if best == "" || c.higher && mean > bm || !c.higher && mean < bm {
+				best, bm, bs, bn = m, mean, std, len(v)
+			}
+		}
+		if best == "" {
+			continue
+		}
+		tm, ts := meanStd(tv)
+		d := tm - bm
+		if !c.higher {
+			d = -d
+		}
+		verdict := "within noise of"
+		switch {
+		case len(tv) < 2 || bn < 2:
+			verdict = "(one seed: no verdict) against"
+		case d > 2*max(ts, bs):
+			verdict = "better than"
+		case -d > 2*max(ts, bs):
+			verdict = "worse than"
+		}
+		out = append(out, fmt.Sprintf("%s %.*f %s %s's %.*f", c.name, c.prec, tm, verdict, best, c.prec, bm))
+	}
+	return out
 }
 
 // WriteSuiteMarkdown writes the suite table's results.md: per task (its
@@ -252,6 +312,10 @@ func WriteSuiteMarkdown(w io.Writer, rep DiffusionReport, rs []DiffusionResult) 
 			for _, r := range diverged {
 				fmt.Fprintln(w, divergenceNote(r))
 			}
+		}
+		if v := teacherVerdict(cols, measured); len(v) > 0 {
+			fmt.Fprintf(w, "\nThe Teacher against the best of %s on each metric (better or worse: means more than twice the larger "+
+				"std apart): %s.\n", strings.Join(suiteRivals, ", "), strings.Join(v, "; "))
 		}
 		samples := 0
 		for _, r := range byTask[task] {

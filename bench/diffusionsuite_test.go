@@ -135,3 +135,44 @@ func TestSuiteTable(t *testing.T) {
 		t.Errorf("version-3 file: %+v, %v", v3, err)
 	}
 }
+
+// TestTeacherVerdict: the Teacher's mean against the best rival's per
+// metric, in the metric's direction, with fixed values: better where the
+// means are more than twice the larger std apart, worse likewise, within
+// noise otherwise, no verdict on one seed, diverged runs left out.
+func TestTeacherVerdict(t *testing.T) {
+	res := func(m string, elbo, eubo, w2 float64) DiffusionResult {
+		return DiffusionResult{Method: m, ELBO: elbo, EUBO: eubo, W2: w2, EMC: math.NaN(), MMD: math.NaN(), DeltaLogZ: math.NaN(), ELBOIS: math.NaN()}
+	}
+	measured := map[string][]DiffusionResult{
+		// ELBO: 1.0 ± 0.08 against tb's 0.5 (the best rival): better.
+		// EUBO: 2.0 against per's 1.0 (lower is better): worse.
+		// W2: 3.0 against eps's 3.05 ± 0.04: within noise.
+		"teacher": {res("teacher", 0.9, 1.9, 2.98), res("teacher", 1.0, 2.0, 3.0), res("teacher", 1.1, 2.1, 3.02)},
+		"tb":      {res("tb", 0.4, 3, 5), res("tb", 0.5, 3, 5), res("tb", 0.6, 3, 5)},
+		"eps":     {res("eps", 0.1, 3, 3.0), res("eps", 0.2, 3, 3.1), res("eps", 0.15, 3, 3.05)},
+		"per":     {res("per", 0, 0.9, 9), res("per", 0, 1.0, 9), res("per", 0, 1.1, 9)},
+	}
+	diverged := res("teacher", -50, 90, 90)
+	diverged.DivergedAt = 100
+	measured["teacher"] = append(measured["teacher"], diverged)
+	cols := suiteColumns[:0:0]
+	for _, c := range suiteColumns {
+		if c.name == "ELBO" || c.name == "EUBO" || c.name == "W2" {
+			cols = append(cols, c)
+		}
+	}
+	got := teacherVerdict(cols, measured)
+	want := []string{"ELBO 1.000 better than tb's 0.500", "EUBO 2.000 worse than per's 1.000", "W2 3.00 within noise of eps's 3.05"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("verdicts %q, want %q", got, want)
+	}
+	measured["teacher"] = measured["teacher"][:1]
+	if got := teacherVerdict(cols[:1], measured); len(got) != 1 || !strings.Contains(got[0], "one seed: no verdict") {
+		t.Fatalf("one seed: %q", got)
+	}
+	delete(measured, "teacher")
+	if got := teacherVerdict(cols, measured); got != nil {
+		t.Fatalf("no Teacher runs: %q", got)
+	}
+}
